@@ -1,0 +1,497 @@
+/* emit.c - the C back end: header, weights, kernel instances and the run function.
+ *
+ * Operators write kernels by instantiating templates (templates/, built into the binary)
+ * and append calls to NAME_run. Everything emitted is deterministic: names come from graph
+ * positions, never from addresses or hash order.
+ */
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlbc.h"
+
+typedef struct Instance {
+    const char *text;   /* instantiated with ${FN} left in place: the dedup key */
+    const char *name;
+} Instance;
+
+struct Emit {
+    const Options *opt;
+    Graph *g;
+    Buf weights;        /* static const arrays */
+    Buf kernels;        /* static functions */
+    Buf body;           /* statements of NAME_run */
+    Instance *inst;
+    int ninst, capinst;
+    const char **helpers;
+    int nhelpers;
+    char *weight_done;  /* per value id: array already emitted */
+    int nchecks;
+};
+
+int use_blas(Emit *e) { return e->opt->blas; }
+
+const char *lit(int64_t x)
+{
+    if (x == INT64_MIN)
+        return "(-9223372036854775807LL - 1)";
+    if (x > 2147483647 || x < -2147483647)
+        return strf("%lldLL", (long long)x);
+    return strf("%lld", (long long)x);
+}
+
+/* An ONNX name made into part of a C identifier, shortened. */
+static const char *cname(const char *s)
+{
+    char buf[33];
+    int n = 0;
+    for (; *s && n < 32; s++)
+        buf[n++] = isalnum((unsigned char)*s) ? *s : '_';
+    buf[n] = 0;
+    return xstrdup(buf);
+}
+
+/* ---- constants ---- */
+
+static void emit_scalar(Buf *b, const Value *v, int64_t i)
+{
+    if (v->dt == DT_FLOAT || v->dt == DT_DOUBLE) {
+        double x = value_get_f(v, i);
+        if (isnan(x))
+            buf_puts(b, "NAN");
+        else if (isinf(x))
+            buf_puts(b, x > 0 ? "INFINITY" : "-INFINITY");
+        else if (v->dt == DT_FLOAT) {
+            char s[40];
+            snprintf(s, sizeof s, "%.9g", x);
+            buf_printf(b, strpbrk(s, ".en") ? "%sf" : "%s.0f", s);
+        } else {
+            char s[40];
+            snprintf(s, sizeof s, "%.17g", x);
+            buf_printf(b, strpbrk(s, ".en") ? "%s" : "%s.0", s);
+        }
+    } else if (v->dt == DT_UINT64) {
+        buf_printf(b, "%lluULL", (unsigned long long)((const uint64_t *)v->data)[i]);
+    } else if (v->dt == DT_INT32 && value_get_i(v, i) == INT32_MIN) {
+        buf_puts(b, "(-2147483647 - 1)");
+    } else if (v->dt == DT_UINT32) {
+        buf_printf(b, "%lluu", (unsigned long long)value_get_i(v, i));
+    } else {
+        buf_puts(b, lit(value_get_i(v, i)));
+    }
+}
+
+static const char *weight_name(const Value *v) { return strf("w%d_%s", v->id, cname(v->name)); }
+
+static void emit_weight(Emit *e, const Value *v)
+{
+    if (e->weight_done[v->id])
+        return;
+    e->weight_done[v->id] = 1;
+    int64_t n = numel(v);
+    Buf *b = &e->weights;
+    buf_printf(b, "/* %s: %s%s */\n", v->name, dtype_name(v->dt), shape_str(v));
+    buf_printf(b, "static const %s %s[%lld] = {", dtype_ctype(v->dt), weight_name(v),
+               (long long)(n ? n : 1));
+    for (int64_t i = 0; i < n; i++) {
+        buf_puts(b, i % MLBC_MAX_WEIGHTS_PER_LINE ? " " : "\n    ");
+        emit_scalar(b, v, i);
+        if (i + 1 < n)
+            buf_puts(b, ",");
+    }
+    buf_puts(b, n ? "\n};\n\n" : "0};\n\n");
+}
+
+/* ---- buffers ---- */
+
+static const char *temp_name(const Value *v) { return strf("t%d", v->id); }
+
+const char *ref(Emit *e, const Value *v)
+{
+    if (v->data) {
+        emit_weight(e, v);
+        return weight_name(v);
+    }
+    if (v->arg_index >= 0)
+        return strf("ctx->arg%d", v->arg_index);
+    if (v->result_index >= 0)
+        return strf("ctx->res%d", v->result_index);
+    if (v->offset < 0)
+        die("internal: '%s' has no buffer", v->name);
+    return temp_name(v);
+}
+
+/* ---- templates ---- */
+
+/* Template files may start lines with "//": notes for template authors, not emitted. */
+static const char *template_body(const char *name)
+{
+    const char *t = template_text(name);
+    if (!t)
+        die("internal: no template '%s'", name);
+    Buf b = {0};
+    while (*t) {
+        const char *nl = strchr(t, '\n');
+        size_t len = nl ? (size_t)(nl - t + 1) : strlen(t);
+        const char *p = t;
+        while (*p == ' ')
+            p++;
+        if (!(p[0] == '/' && p[1] == '/'))
+            buf_put(&b, t, len);
+        t += len;
+    }
+    return b.p ? b.p : "";
+}
+
+static const char *lookup_kv(const char **kv, const char *key, size_t keylen)
+{
+    for (; kv[0]; kv += 2)
+        if (strlen(kv[0]) == keylen && !strncmp(kv[0], key, keylen))
+            return kv[1];
+    return NULL;
+}
+
+/* Replace ${KEY} from kv; ${FN} is kept for the caller. */
+static const char *substitute(const char *tmpl, const char *text, const char **kv)
+{
+    Buf b = {0};
+    for (const char *p = text; *p;) {
+        if (p[0] == '$' && p[1] == '{') {
+            const char *end = strchr(p, '}');
+            if (!end)
+                die("internal: template '%s': unterminated ${", tmpl);
+            size_t keylen = (size_t)(end - p - 2);
+            const char *val = lookup_kv(kv, p + 2, keylen);
+            if (val) {
+                buf_puts(&b, val);
+                p = end + 1;
+                continue;
+            }
+            if (!(keylen == 2 && !strncmp(p + 2, "FN", 2)))
+                die("internal: template '%s' needs ${%.*s}", tmpl, (int)keylen, p + 2);
+        }
+        buf_put(&b, p, 1);
+        p++;
+    }
+    return b.p ? b.p : "";
+}
+
+static const char *replace_fn(const char *text, const char *name)
+{
+    Buf b = {0};
+    for (const char *p = text; *p;) {
+        if (!strncmp(p, "${FN}", 5)) {
+            buf_puts(&b, name);
+            p += 5;
+        } else {
+            buf_put(&b, p++, 1);
+        }
+    }
+    return b.p;
+}
+
+static const char *op_prefix(const Node *n)
+{
+    char buf[40];
+    int k = 0;
+    for (const char *s = n->op; *s && k < 39; s++)
+        buf[k++] = (char)tolower((unsigned char)*s);
+    buf[k] = 0;
+    return xstrdup(buf);
+}
+
+const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv)
+{
+    const char *text = substitute(tmpl, template_body(tmpl), kv);
+    for (int i = 0; i < e->ninst; i++)
+        if (!strcmp(e->inst[i].text, text))
+            return e->inst[i].name;
+    if (e->ninst == e->capinst) {
+        e->capinst = e->capinst ? 2 * e->capinst : 16;
+        Instance *p = xalloc(sizeof *p * e->capinst);
+        if (e->ninst)
+            memcpy(p, e->inst, sizeof *p * e->ninst);
+        e->inst = p;
+    }
+    const char *name = strf("%s_%d", op_prefix(n), e->ninst);
+    e->inst[e->ninst++] = (Instance){text, name};
+    buf_puts(&e->kernels, replace_fn(text, name));
+    buf_puts(&e->kernels, "\n");
+    return name;
+}
+
+const char *kernel(Emit *e, Node *n, const char *tmpl, ...)
+{
+    const char *kv[64];
+    int k = 0;
+    va_list ap;
+    va_start(ap, tmpl);
+    while ((kv[k] = va_arg(ap, const char *)) != NULL) {
+        kv[k + 1] = va_arg(ap, const char *);
+        k += 2;
+        if (k >= 62)
+            die("internal: too many substitutions for template '%s'", tmpl);
+    }
+    va_end(ap);
+    return kernelv(e, n, tmpl, kv);
+}
+
+void helper(Emit *e, const char *tmpl)
+{
+    for (int i = 0; i < e->nhelpers; i++)
+        if (!strcmp(e->helpers[i], tmpl))
+            return;
+    const char **h = xalloc(sizeof *h * (e->nhelpers + 1));
+    memcpy(h, e->helpers, sizeof *h * e->nhelpers);
+    h[e->nhelpers++] = tmpl;
+    e->helpers = h;
+    const char *none[] = {NULL};
+    buf_puts(&e->kernels, substitute(tmpl, template_body(tmpl), none));
+    buf_puts(&e->kernels, "\n");
+}
+
+void stmt(Emit *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *s = NULL;
+    if (vasprintf(&s, fmt, ap) < 0)
+        die("out of memory");
+    va_end(ap);
+    buf_printf(&e->body, "    %s\n", s);
+    free(s);
+}
+
+void check(Emit *e, const char *cond, const char *why)
+{
+    e->nchecks++;
+    stmt(e, "if (!(%s))", cond);
+    stmt(e, "    return 2; /* %s */", why);
+}
+
+/* ---- the files ---- */
+
+static const char *tensor_comment(const Value *v)
+{
+    return strf("%s: %s%s", v->name, dtype_name(v->dt), shape_str(v));
+}
+
+static void node_comment(Emit *e, const Node *n)
+{
+    Buf b = {0};
+    buf_printf(&b, "/* %s '%s': ", n->op, n->name);
+    for (int i = 0; i < n->nin; i++)
+        buf_printf(&b, "%s%s", i ? ", " : "", n->in[i] ? n->in[i]->name : "");
+    buf_puts(&b, " -> ");
+    for (int i = 0; i < n->nout; i++)
+        buf_printf(&b, "%s%s", i ? ", " : "", n->out[i] ? n->out[i]->name : "");
+    buf_puts(&b, " */");
+    /* A name could contain the end of a comment. */
+    for (char *p = b.p + 2; (p = strstr(p, "*/")) && p[2]; )
+        *p = '_';
+    stmt(e, "%s", b.p);
+}
+
+static const char *safe_comment(const char *s)
+{
+    char *c = xstrdup(s);
+    for (char *p = c; (p = strstr(p, "*/")); )
+        *p = '_';
+    return c;
+}
+
+static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const char *guard)
+{
+    Graph *g = e->g;
+    buf_printf(h, "/* %s.h - generated by mlbc %s. Do not edit.\n *\n"
+               " * Model '%s': %d argument(s), %d result(s). Usage:\n"
+               " *   static %s_ctx ctx;  %s_init(&ctx);\n"
+               " *   fill %s_arg_data(&ctx, i); %s_run(&ctx); read %s_result_data(&ctx, i).\n"
+               " */\n", N, MLBC_VERSION, safe_comment(g->name), g->ninputs, g->noutputs,
+               N, N, N, N, N);
+    buf_printf(h, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
+               "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", guard, guard);
+    buf_puts(h, template_body("model_desc"));
+    buf_printf(h, "\n#define %s_NUM_ARGS %d\n#define %s_NUM_RESULTS %d\n\n", N, g->ninputs, N,
+               g->noutputs);
+    buf_printf(h, "/* The context owns every buffer; allocate it anywhere (static, stack, heap). */\n"
+               "struct %s_ctx {\n", N);
+    for (int i = 0; i < g->ninputs; i++) {
+        Value *v = g->inputs[i];
+        buf_printf(h, "    %s arg%d[%lld]; /* %s */\n", dtype_ctype(v->dt), i,
+                   (long long)(numel(v) ? numel(v) : 1), safe_comment(tensor_comment(v)));
+    }
+    for (int i = 0; i < g->noutputs; i++) {
+        Value *v = g->outputs[i];
+        buf_printf(h, "    %s res%d[%lld]; /* %s */\n", dtype_ctype(v->dt), i,
+                   (long long)(numel(v) ? numel(v) : 1), safe_comment(tensor_comment(v)));
+    }
+    buf_printf(h, "    uint64_t scratch[%lld]; /* intermediate tensors, %lld bytes */\n};\n",
+               (long long)(scratch / 8 + 1), (long long)scratch);
+    buf_printf(h, "typedef struct %s_ctx %s_ctx;\n\n", N, N);
+    buf_printf(h,
+               "void %s_init(%s_ctx *ctx);\n"
+               "int %s_run(%s_ctx *ctx); /* 0 on success; non-zero if a run-time check fails */\n"
+               "void *%s_arg_data(%s_ctx *ctx, int i);\n"
+               "void *%s_result_data(%s_ctx *ctx, int i);\n"
+               "int %s_lookup_arg_index(const char *onnx_name);\n"
+               "int %s_lookup_result_index(const char *onnx_name);\n"
+               "extern const mlbc_model_desc %s_desc;\n\n",
+               N, N, N, N, N, N, N, N, N, N, N);
+    buf_printf(h, "/* Convenience: copies the arguments in, runs, copies the results out (graph "
+               "order). */\nint %s_eval(%s_ctx *ctx", N, N);
+    for (int i = 0; i < g->ninputs; i++)
+        buf_printf(h, ", const %s *arg%d", dtype_ctype(g->inputs[i]->dt), i);
+    for (int i = 0; i < g->noutputs; i++)
+        buf_printf(h, ", %s *res%d", dtype_ctype(g->outputs[i]->dt), i);
+    buf_puts(h, ");\n\n#ifdef __cplusplus\n}\n#endif\n");
+}
+
+static void emit_desc_tables(Emit *e, const char *N, Buf *c, const char *what, Value **vs,
+                             int n)
+{
+    for (int i = 0; i < n; i++) {
+        Value *v = vs[i];
+        buf_printf(c, "static const int64_t %s_shape%d[] = {", what, i);
+        for (int k = 0; k < v->rank; k++)
+            buf_printf(c, "%s%s", k ? ", " : "", lit(v->dim[k]));
+        buf_puts(c, v->rank ? "};\n" : "0};\n");
+    }
+    buf_printf(c, "static const mlbc_tensor_desc %s_descs[] = {\n", what);
+    for (int i = 0; i < n; i++) {
+        Value *v = vs[i];
+        Buf s = {0};
+        for (const char *p = v->name; *p; p++)
+            buf_printf(&s, strchr("\"\\", *p) ? "\\%c" : isprint((unsigned char)*p) ? "%c"
+                                                                                  : "\\%03o",
+                       *p);
+        buf_printf(c, "    {\"%s\", %d, %d, %s_shape%d, %lld, %lld},\n", s.p ? s.p : "", v->dt,
+                   v->rank, what, i, (long long)numel(v),
+                   (long long)(numel(v) * (int64_t)dtype_size(v->dt)));
+    }
+    if (!n)
+        buf_puts(c, "    {\"\", 0, 0, 0, 0, 0},\n");
+    buf_puts(c, "};\n\n");
+}
+
+static void emit_api(Emit *e, const char *N, Buf *c)
+{
+    Graph *g = e->g;
+    emit_desc_tables(e, N, c, "arg", g->inputs, g->ninputs);
+    emit_desc_tables(e, N, c, "res", g->outputs, g->noutputs);
+    buf_printf(c, "void %s_init(%s_ctx *ctx)\n{\n    memset(ctx, 0, sizeof *ctx);\n}\n\n", N, N);
+    buf_printf(c, "void *%s_arg_data(%s_ctx *ctx, int i)\n{\n    switch (i) {\n", N, N);
+    for (int i = 0; i < g->ninputs; i++)
+        buf_printf(c, "    case %d: return ctx->arg%d;\n", i, i);
+    buf_puts(c, "    default: return NULL;\n    }\n}\n\n");
+    buf_printf(c, "void *%s_result_data(%s_ctx *ctx, int i)\n{\n    switch (i) {\n", N, N);
+    for (int i = 0; i < g->noutputs; i++)
+        buf_printf(c, "    case %d: return ctx->res%d;\n", i, i);
+    buf_puts(c, "    default: return NULL;\n    }\n}\n\n");
+    buf_printf(c, "int %s_lookup_arg_index(const char *onnx_name)\n{\n"
+               "    return mlbc_lookup(arg_descs, %d, onnx_name);\n}\n\n", N, g->ninputs);
+    buf_printf(c, "int %s_lookup_result_index(const char *onnx_name)\n{\n"
+               "    return mlbc_lookup(res_descs, %d, onnx_name);\n}\n\n", N, g->noutputs);
+    buf_printf(c, "static void init_any(void *ctx) { %s_init((%s_ctx *)ctx); }\n", N, N);
+    buf_printf(c, "static int run_any(void *ctx) { return %s_run((%s_ctx *)ctx); }\n", N, N);
+    buf_printf(c, "static void *arg_any(void *ctx, int i) { return %s_arg_data((%s_ctx *)ctx, i); }\n", N, N);
+    buf_printf(c, "static void *res_any(void *ctx, int i) { return %s_result_data((%s_ctx *)ctx, i); }\n\n", N, N);
+    buf_printf(c, "const mlbc_model_desc %s_desc = {\n    \"%s\", sizeof(%s_ctx),\n"
+               "    %d, arg_descs, %d, res_descs,\n"
+               "    init_any, run_any, arg_any, res_any,\n"
+               "    %s_lookup_arg_index, %s_lookup_result_index\n};\n\n",
+               N, N, N, g->ninputs, g->noutputs, N, N);
+    buf_printf(c, "int %s_eval(%s_ctx *ctx", N, N);
+    for (int i = 0; i < g->ninputs; i++)
+        buf_printf(c, ", const %s *arg%d", dtype_ctype(g->inputs[i]->dt), i);
+    for (int i = 0; i < g->noutputs; i++)
+        buf_printf(c, ", %s *res%d", dtype_ctype(g->outputs[i]->dt), i);
+    buf_puts(c, ")\n{\n    int status;\n");
+    for (int i = 0; i < g->ninputs; i++)
+        buf_printf(c, "    memcpy(ctx->arg%d, arg%d, %lld);\n", i, i,
+                   (long long)(numel(g->inputs[i]) * (int64_t)dtype_size(g->inputs[i]->dt)));
+    buf_printf(c, "    status = %s_run(ctx);\n", N);
+    for (int i = 0; i < g->noutputs; i++)
+        buf_printf(c, "    memcpy(res%d, ctx->res%d, %lld);\n", i, i,
+                   (long long)(numel(g->outputs[i]) * (int64_t)dtype_size(g->outputs[i]->dt)));
+    buf_puts(c, "    return status;\n}\n");
+}
+
+/* Results not written by a node (constants, arguments, a value listed twice) are copied. */
+static void copy_results(Emit *e)
+{
+    Graph *g = e->g;
+    for (int i = 0; i < g->noutputs; i++) {
+        Value *v = g->outputs[i];
+        int64_t bytes = numel(v) * (int64_t)dtype_size(v->dt);
+        int written = v->producer && !v->producer->dead && !v->data && v->result_index == i;
+        if (written || !bytes)
+            continue;
+        const char *src = v->result_index != i && !v->data && v->arg_index < 0 &&
+                                  v->producer && !v->producer->dead
+                              ? strf("ctx->res%d", v->result_index)
+                              : ref(e, v);
+        stmt(e, "memcpy(ctx->res%d, %s, %lld); /* %s */", i, src, (long long)bytes,
+             safe_comment(v->name));
+    }
+}
+
+static void declare_temps(Emit *e, Buf *c)
+{
+    Graph *g = e->g;
+    for (int i = 0; i < g->nvalues; i++) {
+        Value *v = g->values[i];
+        if (v->offset < 0)
+            continue;
+        buf_printf(c, "    %s *const %s = (%s *)(scratch + %lld); /* %s */\n", dtype_ctype(v->dt),
+                   temp_name(v), dtype_ctype(v->dt), (long long)v->offset,
+                   safe_comment(tensor_comment(v)));
+    }
+}
+
+void emit_model(Model *m, const Options *o, Buf *c, Buf *h, const char *h_name)
+{
+    Graph *g = m->g;
+    int64_t scratch = plan_memory(g);
+    Emit e = {.opt = o, .g = g};
+    e.weight_done = xalloc((size_t)g->nvalues + 1);
+    const char *N = o->name;
+
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        if (n->dead)
+            continue;
+        node_comment(&e, n);
+        n->def->emit(&e, n);
+    }
+    copy_results(&e);
+
+    char *guard = strf("%s_H", N);
+    for (char *p = guard; *p; p++)
+        *p = (char)toupper((unsigned char)*p);
+    emit_header(&e, N, h, scratch, guard);
+    buf_printf(h, "#endif /* %s */\n", guard);
+
+    buf_printf(c, "/* %s.c - generated by mlbc %s from model '%s'. Do not edit. */\n", N,
+               MLBC_VERSION, safe_comment(g->name));
+    buf_printf(c, "#include <math.h>\n#include <string.h>\n\n#include \"%s\"\n\n", h_name);
+    if (o->blas)
+        buf_puts(c, "#include <cblas.h>\n\n");
+    buf_puts(c, template_body("lookup"));
+    buf_puts(c, "\n/* ---- weights ---- */\n\n");
+    if (e.weights.p)
+        buf_puts(c, e.weights.p);
+    buf_puts(c, "/* ---- kernels ---- */\n\n");
+    if (e.kernels.p)
+        buf_puts(c, e.kernels.p);
+    buf_printf(c, "int %s_run(%s_ctx *ctx)\n{\n", N, N);
+    if (scratch)
+        buf_puts(c, "    unsigned char *const scratch = (unsigned char *)ctx->scratch;\n");
+    declare_temps(&e, c);
+    buf_puts(c, "\n");
+    if (e.body.p)
+        buf_puts(c, e.body.p);
+    buf_puts(c, "    return 0;\n}\n\n");
+    emit_api(&e, N, c);
+}

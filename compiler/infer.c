@@ -1,0 +1,103 @@
+/* infer.c - type and shape inference, constant folding and dead-node removal.
+ *
+ * One sweep in schedule order: infer a node's outputs, then fold it if all its inputs are
+ * constant. Folding as we go lets later shape rules see folded values (the
+ * Shape -> Gather -> Concat -> Reshape chains of exported PyTorch models).
+ */
+#include <string.h>
+
+#include "mlbc.h"
+
+static void bind_op(Node *n)
+{
+    n->def = find_op(n->op);
+    if (!n->def)
+        die("unsupported op '%s' (node '%s', opset %d)", n->op, n->name, n->opset);
+}
+
+static int all_const(const Node *n)
+{
+    for (int i = 0; i < n->nin; i++)
+        if (n->in[i] && !n->in[i]->data)
+            return 0;
+    return 1;
+}
+
+/* A declared type or static shape that disagrees with inference is an error in the model. */
+static void check_declared(Node *n, const Value *v)
+{
+    if (v->decl_dt && v->decl_dt != v->dt)
+        node_die(n, "'%s' is declared %s but computes %s", v->name, dtype_name(v->decl_dt),
+                 dtype_name(v->dt));
+    if (v->decl_rank < 0)
+        return;
+    int bad = v->decl_rank != v->rank;
+    for (int i = 0; i < v->rank && !bad; i++)
+        bad = v->decl_dim[i] >= 0 && v->decl_dim[i] != v->dim[i];
+    if (bad)
+        node_die(n, "'%s' is declared with a shape of rank %d that disagrees with the "
+                 "inferred shape %s", v->name, v->decl_rank, shape_str(v));
+}
+
+static void infer_node(Node *n)
+{
+    for (int i = 0; i < n->nin; i++)
+        if (n->in[i] && n->in[i]->rank < 0)
+            node_die(n, "input '%s' has no known shape", n->in[i]->name);
+    n->def->infer(n);
+    for (int i = 0; i < n->nout; i++) {
+        Value *v = n->out[i];
+        if (!v)
+            continue;
+        if (v->rank < 0 || !v->dt)
+            node_die(n, "could not infer the shape of output '%s'", v->name);
+        check_declared(n, v);
+    }
+}
+
+static void fold_node(Node *n)
+{
+    if (!n->def->fold || !all_const(n))
+        return;
+    for (int i = 0; i < n->nout; i++)
+        if (n->out[i])
+            alloc_data(n->out[i]);
+    if (n->def->fold(n)) {
+        n->dead = 1;
+        return;
+    }
+    for (int i = 0; i < n->nout; i++)
+        if (n->out[i])
+            n->out[i]->data = NULL;
+}
+
+/* Count live uses; drop nodes none of whose outputs are used, back to front. */
+static void remove_dead(Graph *g)
+{
+    for (int i = 0; i < g->nvalues; i++)
+        g->values[i]->nuse = g->values[i]->result_index >= 0;
+    for (int i = g->nnodes - 1; i >= 0; i--) {
+        Node *n = g->nodes[i];
+        int used = 0;
+        for (int k = 0; k < n->nout; k++)
+            used |= n->out[k] && n->out[k]->nuse > 0;
+        if (!used)
+            n->dead = 1;
+        if (n->dead)
+            continue;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k])
+                n->in[k]->nuse++;
+    }
+}
+
+void infer_graph(Graph *g)
+{
+    for (int i = 0; i < g->nnodes; i++)
+        bind_op(g->nodes[i]);
+    for (int i = 0; i < g->nnodes; i++) {
+        infer_node(g->nodes[i]);
+        fold_node(g->nodes[i]);
+    }
+    remove_dead(g);
+}

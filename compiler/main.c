@@ -1,0 +1,252 @@
+/* main.c - the mlbc command line. */
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlbc.h"
+
+static const char usage[] =
+    "usage: mlbc MODEL -o OUT.c [options]\n"
+    "Compile an ONNX model (.onnx binary or .onnxtxt text) to dependency-free C.\n\n"
+    "  -o OUT.c             write OUT.c and OUT.h\n"
+    "  --header PATH        where to write the header (default: OUT.c with .h)\n"
+    "  -x onnx|text         force the input format (default: by file contents)\n"
+    "  -n, --name NAME      prefix of generated symbols (default: model file name)\n"
+    "  --dim SYM=N          bind a symbolic dimension\n"
+    "  --blas               call cblas_sgemm/sgemv for large products (link OpenBLAS)\n"
+    "  --cxx-wrapper        add a C++ class for LLVM's ReleaseModeModelRunner\n"
+    "  --print              print the model in ONNX textual syntax and exit\n"
+    "  --info               print inputs, outputs, parameters, FLOPs and scratch bytes\n"
+    "  --emit-onnx PATH     write the loaded model as binary ONNX\n"
+    "  -h, --help           this help\n"
+    "  --version            print the version\n";
+
+typedef struct Args {
+    const char *model, *out, *header, *format, *emit_onnx;
+    int print, info;
+    Options opt;
+} Args;
+
+static const char *need_value(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc)
+        die_usage("option '%s' needs a value", argv[*i]);
+    return argv[++*i];
+}
+
+static void parse_dim(const char *s)
+{
+    const char *eq = strchr(s, '=');
+    char *end;
+    if (!eq || eq == s)
+        die_usage("--dim expects SYM=N, got '%s'", s);
+    long long v = strtoll(eq + 1, &end, 10);
+    if (*end || end == eq + 1 || v < 0)
+        die_usage("--dim %s: N must be a non-negative integer", s);
+    bind_dim(xstrndup(s, (size_t)(eq - s)), v);
+}
+
+static Args parse_args(int argc, char **argv)
+{
+    Args a = {0};
+    for (int i = 1; i < argc; i++) {
+        const char *s = argv[i];
+        if (!strcmp(s, "-h") || !strcmp(s, "--help")) {
+            fputs(usage, stdout);
+            exit(0);
+        } else if (!strcmp(s, "--version")) {
+            printf("mlbc %s\n", MLBC_VERSION);
+            exit(0);
+        } else if (!strcmp(s, "-o")) {
+            a.out = need_value(argc, argv, &i);
+        } else if (!strcmp(s, "--header")) {
+            a.header = need_value(argc, argv, &i);
+        } else if (!strcmp(s, "-x")) {
+            a.format = need_value(argc, argv, &i);
+            if (strcmp(a.format, "onnx") && strcmp(a.format, "text"))
+                die_usage("-x expects 'onnx' or 'text', got '%s'", a.format);
+        } else if (!strcmp(s, "-n") || !strcmp(s, "--name")) {
+            a.opt.name = need_value(argc, argv, &i);
+        } else if (!strcmp(s, "--dim")) {
+            parse_dim(need_value(argc, argv, &i));
+        } else if (!strncmp(s, "--dim=", 6)) {
+            parse_dim(s + 6);
+        } else if (!strcmp(s, "--blas")) {
+            a.opt.blas = 1;
+        } else if (!strcmp(s, "--cxx-wrapper")) {
+            a.opt.cxx_wrapper = 1;
+        } else if (!strcmp(s, "--print")) {
+            a.print = 1;
+        } else if (!strcmp(s, "--info")) {
+            a.info = 1;
+        } else if (!strcmp(s, "--emit-onnx")) {
+            a.emit_onnx = need_value(argc, argv, &i);
+        } else if (s[0] == '-' && s[1]) {
+            die_usage("unknown option '%s'", s);
+        } else if (a.model) {
+            die_usage("more than one model given ('%s' and '%s')", a.model, s);
+        } else {
+            a.model = s;
+        }
+    }
+    if (!a.model)
+        die_usage("no model given");
+    if (!a.out && !a.print && !a.info && !a.emit_onnx)
+        die_usage("no output given (use -o OUT.c, --print, --info or --emit-onnx)");
+    return a;
+}
+
+/* Default symbol prefix: the file's base name as a C identifier. */
+static const char *default_name(const char *path)
+{
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    size_t len = strcspn(base, ".");
+    char *s = xstrndup(base, len ? len : strlen(base));
+    for (char *p = s; *p; p++)
+        if (!isalnum((unsigned char)*p))
+            *p = '_';
+    if (!*s || isdigit((unsigned char)*s))
+        s = strf("m_%s", s);
+    return s;
+}
+
+static int is_identifier(const char *s)
+{
+    if (!*s || isdigit((unsigned char)*s))
+        return 0;
+    for (; *s; s++)
+        if (!isalnum((unsigned char)*s) && *s != '_')
+            return 0;
+    return 1;
+}
+
+/* Binary protobuf never starts with printable text the way a text model does; a text model
+ * starts with '<', a name, or a comment. */
+static int looks_binary(const char *data, size_t len)
+{
+    size_t i = 0;
+    while (i < len && isspace((unsigned char)data[i]))
+        i++;
+    return !(i < len && (data[i] == '<' || data[i] == '#' || isalpha((unsigned char)data[i]) ||
+                         data[i] == '_'));
+}
+
+static Onnx__ModelProto *load(const Args *a)
+{
+    char *data;
+    size_t len;
+    if (read_file(a->model, &data, &len))
+        die("cannot read the model: %s", strerror(errno));
+    int text = a->format ? !strcmp(a->format, "text") : !looks_binary(data, len);
+    return text ? parse_text(data, len) : load_binary(data, len);
+}
+
+static void write_or_die(const char *path, const char *data, size_t len)
+{
+    if (write_file_atomic(path, data, len))
+        die("cannot write '%s': %s", path, strerror(errno));
+}
+
+static void emit_onnx(const char *path, const Onnx__ModelProto *m)
+{
+    size_t len = onnx__model_proto__get_packed_size(m);
+    uint8_t *p = xalloc(len + 1);
+    onnx__model_proto__pack(m, p);
+    write_or_die(path, (const char *)p, len);
+}
+
+static double op_flops(Node *n)
+{
+    if (n->def->flops)
+        return n->def->flops(n);
+    double f = 0;
+    for (int i = 0; i < n->nout; i++)
+        if (n->out[i])
+            f += (double)numel(n->out[i]);
+    return f;
+}
+
+static void print_tensor(const char *kind, const Value *v)
+{
+    printf("  %-7s %-32s %s%s\n", kind, v->name, dtype_name(v->dt), shape_str(v));
+}
+
+static void info(Model *m)
+{
+    Graph *g = m->g;
+    int64_t params = 0, weight_bytes = 0;
+    double flops = 0;
+    for (int i = 0; i < g->nvalues; i++) {
+        Value *v = g->values[i];
+        if (v->is_weight && v->nuse > 0) {
+            params += numel(v);
+            weight_bytes += numel(v) * (int64_t)dtype_size(v->dt);
+        }
+    }
+    for (int i = 0; i < g->nnodes; i++)
+        if (!g->nodes[i]->dead)
+            flops += op_flops(g->nodes[i]);
+    int64_t scratch = plan_memory(g);
+    printf("model '%s' (opset %d)\n", g->name, m->opset);
+    for (int i = 0; i < g->ninputs; i++)
+        print_tensor("input", g->inputs[i]);
+    for (int i = 0; i < g->noutputs; i++)
+        print_tensor("output", g->outputs[i]);
+    printf("  parameters      %lld (%lld bytes)\n", (long long)params, (long long)weight_bytes);
+    printf("  flops per run   %.0f\n", flops);
+    printf("  scratch bytes   %lld\n", (long long)scratch);
+}
+
+static const char *header_path(const Args *a)
+{
+    if (a->header)
+        return a->header;
+    size_t len = strlen(a->out);
+    if (len > 2 && !strcmp(a->out + len - 2, ".c"))
+        return strf("%.*s.h", (int)(len - 2), a->out);
+    return strf("%s.h", a->out);
+}
+
+int main(int argc, char **argv)
+{
+    Args a = parse_args(argc, argv);
+    diag_file = a.model;
+    if (!a.opt.name)
+        a.opt.name = default_name(a.model);
+    if (!is_identifier(a.opt.name))
+        die_usage("--name '%s' is not a C identifier", a.opt.name);
+
+    Onnx__ModelProto *proto = load(&a);
+    if (a.print) {
+        Buf b = {0};
+        print_text(&b, proto);
+        fwrite(b.p ? b.p : "", 1, b.len, stdout);
+        return 0;
+    }
+    if (a.emit_onnx && !a.out && !a.info) {
+        emit_onnx(a.emit_onnx, proto);
+        return 0;
+    }
+    Model *m = import_model(proto);
+    infer_graph(m->g);
+    if (a.info)
+        info(m);
+    if (!a.out) {
+        if (a.emit_onnx)
+            emit_onnx(a.emit_onnx, proto);
+        return 0;
+    }
+    const char *hpath = header_path(&a);
+    const char *hname = strrchr(hpath, '/') ? strrchr(hpath, '/') + 1 : hpath;
+    Buf c = {0}, h = {0};
+    emit_model(m, &a.opt, &c, &h, hname);
+    if (a.emit_onnx)
+        emit_onnx(a.emit_onnx, proto);
+    write_or_die(hpath, h.p, h.len);
+    if (write_file_atomic(a.out, c.p, c.len)) {
+        remove(hpath);
+        die("cannot write '%s': %s", a.out, strerror(errno));
+    }
+    return 0;
+}

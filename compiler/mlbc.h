@@ -1,0 +1,241 @@
+/* mlbc.h - core types shared by every stage of the compiler.
+ *
+ * Pipeline (one file per stage):
+ *   load.c / text_parse.y  ->  Onnx__ModelProto          (front ends)
+ *   import.c               ->  Graph                     (one IR for both)
+ *   infer.c                ->  types, shapes, folding, dead-node removal
+ *   plan.c                 ->  scratch memory plan
+ *   emit.c                 ->  C source + header
+ * Operators live in op_*.c, one file per family: shape rule, folding and emitter together.
+ */
+#ifndef MLBC_H
+#define MLBC_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "onnx.pb-c.h"
+#include "config.h"
+
+/* ---- util.c: memory, strings, diagnostics ---------------------------------------------- */
+
+/* Everything lives until exit: the compiler is a short-lived process. */
+void *xalloc(size_t n);                 /* zeroed; dies on exhaustion */
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *strf(const char *fmt, ...);       /* formatted, arena-allocated */
+
+typedef struct Buf {                    /* growable byte buffer */
+    char *p;
+    size_t len, cap;
+} Buf;
+void buf_put(Buf *b, const void *data, size_t n);
+void buf_puts(Buf *b, const char *s);
+void buf_printf(Buf *b, const char *fmt, ...);
+
+/* Diagnostics: "mlbc: error: FILE[:LINE:COL]: msg", then exit(1). Output files are only
+ * written at the very end, so dying never leaves one behind. */
+extern const char *diag_file;           /* model file name for messages */
+_Noreturn void die(const char *fmt, ...);
+_Noreturn void die_at(int line, int col, const char *fmt, ...);
+_Noreturn void die_usage(const char *fmt, ...);
+void warn(const char *fmt, ...);
+
+int read_file(const char *path, char **data, size_t *len);  /* 0 on success */
+/* Writes to PATH.tmp then renames: a reader never sees a half-written file. */
+int write_file_atomic(const char *path, const char *data, size_t len);
+
+/* ---- element types (values are ONNX TensorProto.DataType) ------------------------------- */
+
+typedef enum DType {
+    DT_UNDEF = 0, DT_FLOAT = 1, DT_UINT8 = 2, DT_INT8 = 3, DT_UINT16 = 4, DT_INT16 = 5,
+    DT_INT32 = 6, DT_INT64 = 7, DT_STRING = 8, DT_BOOL = 9, DT_FLOAT16 = 10, DT_DOUBLE = 11,
+    DT_UINT32 = 12, DT_UINT64 = 13, DT_COMPLEX64 = 14, DT_COMPLEX128 = 15, DT_BFLOAT16 = 16,
+    DT_COUNT
+} DType;
+
+const char *dtype_name(DType t);        /* ONNX text name: "float", "int64", ... */
+const char *dtype_ctype(DType t);       /* C type: "float", "int64_t", "uint16_t", ... */
+size_t dtype_size(DType t);             /* 0 for unsupported types */
+int dtype_is_float(DType t);            /* float, double (not the 16-bit raw types) */
+int dtype_is_int(DType t);              /* signed or unsigned integer, not bool */
+int dtype_is_signed(DType t);
+DType dtype_from_name(const char *s);   /* DT_UNDEF if unknown */
+
+/* ---- graph IR ----------------------------------------------------------------------- */
+
+typedef struct Node Node;
+typedef struct Value Value;
+
+/* A tensor flowing through the graph. */
+struct Value {
+    const char *name;                   /* ONNX name */
+    DType dt;                           /* DT_UNDEF until inferred */
+    int rank;                           /* -1 until inferred */
+    int64_t dim[MLBC_MAX_RANK];
+    void *data;                         /* contents if constant (initializer or folded) */
+    Node *producer;                     /* NULL for graph inputs and initializers */
+    int nuse;                           /* live consumers (after dead-node removal) */
+
+    /* Declared type from value_info/inputs/outputs; trusted where a shape is decided
+     * by data at run time, then checked by the generated code. */
+    DType decl_dt;
+    int decl_rank;                      /* -1 if not declared */
+    int64_t decl_dim[MLBC_MAX_RANK];    /* -1 for unknown or symbolic */
+    const char *decl_sym[MLBC_MAX_RANK];
+
+    int arg_index;                      /* graph input number, -1 otherwise */
+    int result_index;                   /* first graph output number, -1 otherwise */
+    int is_weight;                      /* initializer: emitted as static const */
+
+    /* plan.c */
+    int first, last;                    /* node indices of definition and last use */
+    int64_t offset;                     /* byte offset in the scratch arena, -1 if none */
+    int id;                             /* dense number for generated names */
+};
+
+struct Node {
+    const char *op;                     /* op_type */
+    const char *domain;                 /* "" for the default domain */
+    const char *name;                   /* may be "" */
+    int opset;                          /* version of the node's domain in the model */
+    int nin, nout;
+    Value **in;                         /* NULL for omitted optional inputs */
+    Value **out;                        /* NULL for omitted optional outputs */
+    Onnx__AttributeProto **attr;
+    int nattr;
+    const struct OpDef *def;
+    int dead;                           /* folded away or unused */
+    int index;                          /* position in schedule */
+    void *aux;                          /* op-private data from infer to emit */
+};
+
+typedef struct Graph {
+    const char *name;
+    Node **nodes;                       /* topologically sorted by import */
+    int nnodes;
+    Value **values;                     /* every value, inputs first */
+    int nvalues;
+    Value **inputs;                     /* runtime arguments (initialized inputs excluded) */
+    int ninputs;
+    Value **outputs;
+    int noutputs;
+} Graph;
+
+typedef struct Model {
+    Onnx__ModelProto *proto;            /* what was loaded, for --print/--emit-onnx */
+    Graph *g;
+    int opset;                          /* default-domain opset */
+} Model;
+
+/* ---- front ends --------------------------------------------------------------------- */
+
+Onnx__ModelProto *load_binary(const char *data, size_t len);
+Onnx__ModelProto *parse_text(const char *src, size_t len);   /* text_parse.y */
+void print_text(Buf *out, const Onnx__ModelProto *m);        /* text_print.c */
+
+/* import.c */
+Model *import_model(Onnx__ModelProto *m);
+void bind_dim(const char *sym, int64_t value);               /* --dim SYM=N */
+void tensor_to_value(const Onnx__TensorProto *t, Value *v);  /* data, type and shape */
+
+/* ---- passes ------------------------------------------------------------------------- */
+
+void infer_graph(Graph *g);             /* infer.c: shapes, folding, dead nodes */
+int64_t plan_memory(Graph *g);          /* plan.c: returns scratch bytes */
+
+/* ---- operators ---------------------------------------------------------------------- */
+
+typedef struct Emit Emit;
+
+typedef struct OpDef {
+    const char *name;
+    void (*infer)(Node *n);             /* set output types and shapes; die on bad input */
+    int (*fold)(Node *n);               /* optional: compute outputs' data from constant
+                                           inputs (allocated); 0 if it cannot */
+    void (*emit)(Emit *e, Node *n);     /* write the kernel and the call */
+    double (*flops)(Node *n);           /* optional: default = output elements */
+} OpDef;
+
+const OpDef *find_op(const char *name); /* ops.c */
+
+/* Helpers for operator files (ops.c). */
+_Noreturn void node_die(Node *n, const char *fmt, ...);
+int64_t numel(const Value *v);
+int64_t numel_dims(int rank, const int64_t *dim);
+void set_output(Node *n, int i, DType dt, int rank, const int64_t *dim);
+void copy_shape(Node *n, int i, const Value *like, DType dt);  /* dt DT_UNDEF: like's */
+const char *shape_str(const Value *v);                          /* "[2,3]" */
+int norm_axis(Node *n, int64_t axis, int rank);                 /* handles negative axes */
+void need_type(Node *n, const Value *v, const DType *allowed);  /* allowed ends with DT_UNDEF */
+void need_same_type(Node *n, const Value *a, const Value *b);
+void need_const(Node *n, int i);          /* input i must be a constant (names the input) */
+Value *input(Node *n, int i);             /* NULL if absent */
+/* Broadcast a and b (numpy rules) into out; returns the rank. */
+int broadcast(Node *n, int ra, const int64_t *da, int rb, const int64_t *db, int64_t *out);
+
+/* Attributes. */
+Onnx__AttributeProto *attr(Node *n, const char *name);
+int64_t attr_int(Node *n, const char *name, int64_t dflt);
+double attr_float(Node *n, const char *name, double dflt);
+const char *attr_str(Node *n, const char *name, const char *dflt);
+int attr_ints(Node *n, const char *name, int64_t *out, int max);  /* -1 if absent */
+int attr_floats(Node *n, const char *name, float *out, int max);  /* -1 if absent */
+
+/* Read a constant integer tensor (int32 or int64) into out; returns count. */
+int const_ints(Node *n, const Value *v, int64_t *out, int max);
+/* Read element i of any numeric constant as double / int64. */
+double value_get_f(const Value *v, int64_t i);
+int64_t value_get_i(const Value *v, int64_t i);
+void value_set_f(Value *v, int64_t i, double x);
+void value_set_i(Value *v, int64_t i, int64_t x);
+void alloc_data(Value *v);              /* zeroed data for an inferred value */
+/* Output i's shape is decided by data at run time: take the declared static shape of the
+ * output (value_info or graph output) if there is one; returns 0 if there is none. The
+ * emitter must then check at run time that the data agree (see check()). */
+int use_declared(Node *n, int i, DType dt);
+
+/* ---- emitter (emit.c) ----------------------------------------------------------------- */
+
+/* C expression for the buffer of v, typed as a pointer to its element type. */
+const char *ref(Emit *e, const Value *v);
+/* Instantiate template TMPL (a file of templates/) with ${KEY} substitutions given as
+ * NULL-terminated key, value pairs; ${FN} is the function's name. Identical instances share
+ * one function. Returns the function name. */
+const char *kernel(Emit *e, Node *n, const char *tmpl, ...);
+const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv);
+/* Include a helper template once (e.g. shared inline math). */
+void helper(Emit *e, const char *tmpl);
+/* Append a statement to the body of NAME_run, e.g. a kernel call. */
+void stmt(Emit *e, const char *fmt, ...);
+/* A run-time check: if COND (C expression) is false, run returns the given status. */
+void check(Emit *e, const char *cond, const char *why);
+/* Integer literal as C text (with LL suffix where needed). */
+const char *lit(int64_t x);
+int use_blas(Emit *e);                  /* --blas given */
+
+/* loops.c: loop nests over an output shape. Operand k walks its buffer with stride[k][axis]
+ * (0 where it is broadcast); open/close bracket the body, idx[k] is operand k's index. */
+#define MLBC_MAX_OPERANDS 8
+typedef struct Loops {
+    const char *open, *close, *indent;
+    const char *idx[MLBC_MAX_OPERANDS];
+} Loops;
+void bcast_strides(const Value *v, int rank, const int64_t *dim, int64_t *stride);
+void dense_strides(int rank, const int64_t *dim, int64_t *stride);
+Loops loop_nest(int rank, const int64_t *dim, int nops, int64_t (*stride)[MLBC_MAX_RANK]);
+
+typedef struct Options {
+    const char *name;                   /* symbol prefix */
+    int blas;
+    int cxx_wrapper;
+} Options;
+
+void emit_model(Model *m, const Options *o, Buf *c_out, Buf *h_out, const char *h_name);
+
+/* templates.c (generated): the template files built into the binary. */
+const char *template_text(const char *name);
+
+#endif

@@ -1,0 +1,6 @@
+/* op_rnn.c - LSTM, GRU, RNN. */
+#include "mlbc.h"
+
+const OpDef ops_rnn[] = {
+    {0},
+};

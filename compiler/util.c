@@ -1,0 +1,224 @@
+/* util.c - arena memory, strings, buffers, diagnostics, element types. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mlbc.h"
+
+const char *diag_file = "";
+
+void *xalloc(size_t n)
+{
+    void *p = calloc(1, n ? n : 1);
+    if (!p)
+        die("out of memory (%zu bytes)", n);
+    return p;
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+    char *p = xalloc(n + 1);
+    memcpy(p, s, n);
+    return p;
+}
+
+char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+static char *vstrf(const char *fmt, va_list ap)
+{
+    va_list aq;
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *p = xalloc((size_t)n + 1);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    return p;
+}
+
+char *strf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = vstrf(fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void buf_put(Buf *b, const void *data, size_t n)
+{
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 256;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            die("out of memory");
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, data, n);
+    b->len += n;
+    b->p[b->len] = 0;
+}
+
+void buf_puts(Buf *b, const char *s) { buf_put(b, s, strlen(s)); }
+
+void buf_printf(Buf *b, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *p = vstrf(fmt, ap);
+    va_end(ap);
+    buf_puts(b, p);
+    free(p);
+}
+
+static void vdiag(const char *kind, int line, int col, const char *fmt, va_list ap)
+{
+    fprintf(stderr, "mlbc: %s: ", kind);
+    if (diag_file && *diag_file) {
+        fprintf(stderr, "%s", diag_file);
+        if (line > 0)
+            fprintf(stderr, ":%d:%d", line, col);
+        fprintf(stderr, ": ");
+    }
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+_Noreturn void die(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vdiag("error", 0, 0, fmt, ap);
+    va_end(ap);
+    exit(1);
+}
+
+_Noreturn void die_at(int line, int col, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vdiag("error", line, col, fmt, ap);
+    va_end(ap);
+    exit(1);
+}
+
+_Noreturn void die_usage(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "mlbc: error: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n(try 'mlbc -h')\n");
+    va_end(ap);
+    exit(2);
+}
+
+void warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vdiag("warning", 0, 0, fmt, ap);
+    va_end(ap);
+}
+
+int read_file(const char *path, char **data, size_t *len)
+{
+    FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+    if (!f)
+        return -1;
+    Buf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
+        buf_put(&b, chunk, n);
+        if (b.len > (size_t)MLBC_MAX_INPUT_BYTES) {
+            errno = EFBIG;
+            break;
+        }
+    }
+    int bad = ferror(f) || b.len > (size_t)MLBC_MAX_INPUT_BYTES;
+    if (f != stdin)
+        fclose(f);
+    if (bad) {
+        free(b.p);
+        return -1;
+    }
+    if (!b.p)
+        buf_put(&b, "", 0);
+    *data = b.p;
+    *len = b.len;
+    return 0;
+}
+
+int write_file_atomic(const char *path, const char *data, size_t len)
+{
+    char *tmp = strf("%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return -1;
+    int ok = fwrite(data, 1, len, f) == len;
+    ok &= fclose(f) == 0;
+    if (!ok || rename(tmp, path) != 0) {
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- element types ---- */
+
+static const struct {
+    const char *name, *ctype;
+    size_t size;
+} dtypes[DT_COUNT] = {
+    [DT_UNDEF] = {"undefined", "void", 0},
+    [DT_FLOAT] = {"float", "float", 4},
+    [DT_UINT8] = {"uint8", "uint8_t", 1},
+    [DT_INT8] = {"int8", "int8_t", 1},
+    [DT_UINT16] = {"uint16", "uint16_t", 2},
+    [DT_INT16] = {"int16", "int16_t", 2},
+    [DT_INT32] = {"int32", "int32_t", 4},
+    [DT_INT64] = {"int64", "int64_t", 8},
+    [DT_STRING] = {"string", "char *", 0},
+    [DT_BOOL] = {"bool", "uint8_t", 1},
+    [DT_FLOAT16] = {"float16", "uint16_t", 2},
+    [DT_DOUBLE] = {"double", "double", 8},
+    [DT_UINT32] = {"uint32", "uint32_t", 4},
+    [DT_UINT64] = {"uint64", "uint64_t", 8},
+    [DT_COMPLEX64] = {"complex64", "void", 0},
+    [DT_COMPLEX128] = {"complex128", "void", 0},
+    [DT_BFLOAT16] = {"bfloat16", "uint16_t", 2},
+};
+
+static int dtype_ok(DType t) { return t >= 0 && t < DT_COUNT; }
+const char *dtype_name(DType t) { return dtype_ok(t) ? dtypes[t].name : "unknown"; }
+const char *dtype_ctype(DType t) { return dtype_ok(t) ? dtypes[t].ctype : "void"; }
+size_t dtype_size(DType t) { return dtype_ok(t) ? dtypes[t].size : 0; }
+int dtype_is_float(DType t) { return t == DT_FLOAT || t == DT_DOUBLE; }
+
+int dtype_is_int(DType t)
+{
+    switch (t) {
+    case DT_UINT8: case DT_INT8: case DT_UINT16: case DT_INT16: case DT_INT32:
+    case DT_INT64: case DT_UINT32: case DT_UINT64:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+int dtype_is_signed(DType t)
+{
+    return t == DT_INT8 || t == DT_INT16 || t == DT_INT32 || t == DT_INT64 || dtype_is_float(t);
+}
+
+DType dtype_from_name(const char *s)
+{
+    for (int t = 1; t < DT_COUNT; t++)
+        if (!strcmp(dtypes[t].name, s))
+            return (DType)t;
+    return DT_UNDEF;
+}

@@ -1,0 +1,302 @@
+"""A tiny numpy evaluator for the ONNX ops used by mlbc's example models.
+
+onnx 1.12 has no onnx.reference and there is no onnxruntime here, so make_models.py uses this
+to check that the exported graphs compute what PyTorch computed. It follows the ONNX operator
+specification for the attributes these models use (and raises on anything else); it is a
+checking aid, not a general runtime.
+
+    import onnx_np
+    outputs = onnx_np.run(model_proto, {"input name": ndarray, ...})   # dict name -> ndarray
+"""
+
+import math
+
+import numpy as np
+from onnx import numpy_helper
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _attrs(node):
+    from onnx import helper
+    return {a.name: helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _ints(v):
+    return [int(i) for i in v]
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _pads(a, nsp):
+    if a.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+        raise NotImplementedError("auto_pad")
+    return _ints(a.get("pads", [0] * (2 * nsp)))
+
+
+def _conv(x, w, b, a):
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    if a.get("group", 1) != 1:
+        raise NotImplementedError("grouped Conv")
+    sh, sw = _ints(a.get("strides", [1, 1]))
+    dh, dw = _ints(a.get("dilations", [1, 1]))
+    pt, pl, pb, pr = _pads(a, 2)
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    oh = (h + pt + pb - dh * (kh - 1) - 1) // sh + 1
+    ow = (wd + pl + pr - dw * (kw - 1) - 1) // sw + 1
+    y = np.zeros((n, m, oh, ow), np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                       j * dw:j * dw + sw * (ow - 1) + 1:sw]          # [n, c, oh, ow]
+            y += np.einsum("nchw,mc->nmhw", patch, w[:, :, i, j])
+    if b is not None:
+        y += b.reshape(1, m, 1, 1)
+    return y.astype(x.dtype)
+
+
+def _pool(x, a, kind):
+    kh, kw = _ints(a["kernel_shape"])
+    sh, sw = _ints(a.get("strides", [1, 1]))
+    pt, pl, pb, pr = _pads(a, 2)
+    if a.get("ceil_mode", 0) or (kind == "max" and a.get("dilations", [1, 1]) != [1, 1]):
+        raise NotImplementedError("pool ceil_mode/dilations")
+    if (pt, pl, pb, pr) != (0, 0, 0, 0):
+        raise NotImplementedError("padded pooling")
+    n, c, h, w = x.shape
+    oh = (h - kh) // sh + 1
+    ow = (w - kw) // sw + 1
+    win = np.stack([x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
+                    for i in range(kh) for j in range(kw)])
+    return (win.max(0) if kind == "max" else win.mean(0)).astype(x.dtype)
+
+
+def _rnn_common(ins, a, gates):
+    x, w, r = ins[0], ins[1], ins[2]
+    b = ins[3] if len(ins) > 3 and ins[3] is not None else None
+    if len(ins) > 4 and ins[4] is not None:
+        raise NotImplementedError("sequence_lens")
+    if a.get("direction", b"forward") not in (b"forward", "forward"):
+        raise NotImplementedError("RNN direction")
+    if a.get("layout", 0) != 0 or "clip" in a or "activations" in a:
+        raise NotImplementedError("RNN layout/clip/activations")
+    hs = int(a["hidden_size"])
+    assert w.shape[0] == 1 and w.shape[1] == gates * hs
+    if b is None:
+        b = np.zeros((1, 2 * gates * hs), x.dtype)
+    return x, w[0], r[0], b[0, :gates * hs], b[0, gates * hs:], hs
+
+
+def _lstm(ins, a):
+    x, w, r, wb, rb, hs = _rnn_common(ins, a, 4)
+    if len(ins) > 7 and ins[7] is not None:
+        raise NotImplementedError("LSTM peepholes")
+    if a.get("input_forget", 0):
+        raise NotImplementedError("LSTM input_forget")
+    T, B = x.shape[0], x.shape[1]
+    h = ins[5][0] if len(ins) > 5 and ins[5] is not None else np.zeros((B, hs), x.dtype)
+    c = ins[6][0] if len(ins) > 6 and ins[6] is not None else np.zeros((B, hs), x.dtype)
+    ys = []
+    for t in range(T):
+        g = x[t] @ w.T + h @ r.T + wb + rb                     # gates i, o, f, c
+        i, o, f, cc = np.split(g, 4, axis=1)
+        i, o, f, cc = _sigmoid(i), _sigmoid(o), _sigmoid(f), np.tanh(cc)
+        c = f * c + i * cc
+        h = o * np.tanh(c)
+        ys.append(h)
+    y = np.stack(ys)[:, None].astype(x.dtype)                  # [T, 1, B, H]
+    return [y, h[None].astype(x.dtype), c[None].astype(x.dtype)]
+
+
+def _gru(ins, a):
+    x, w, r, wb, rb, hs = _rnn_common(ins, a, 3)
+    T, B = x.shape[0], x.shape[1]
+    h = ins[5][0] if len(ins) > 5 and ins[5] is not None else np.zeros((B, hs), x.dtype)
+    lbr = a.get("linear_before_reset", 0)
+    wz, wr, wh = np.split(w, 3, axis=0)
+    rz, rr, rh = np.split(r, 3, axis=0)
+    wbz, wbr, wbh = np.split(wb, 3)
+    rbz, rbr, rbh = np.split(rb, 3)
+    ys = []
+    for t in range(T):
+        xt = x[t]
+        z = _sigmoid(xt @ wz.T + h @ rz.T + wbz + rbz)
+        rg = _sigmoid(xt @ wr.T + h @ rr.T + wbr + rbr)
+        if lbr:
+            hh = np.tanh(xt @ wh.T + rg * (h @ rh.T + rbh) + wbh)
+        else:
+            hh = np.tanh(xt @ wh.T + (rg * h) @ rh.T + rbh + wbh)
+        h = (1 - z) * hh + z * h
+        ys.append(h)
+    y = np.stack(ys)[:, None].astype(x.dtype)
+    return [y, h[None].astype(x.dtype)]
+
+
+def _axes_arg(ins, a, idx):
+    if len(ins) > idx and ins[idx] is not None:
+        return _ints(ins[idx])
+    return _ints(a["axes"]) if "axes" in a else None
+
+
+def _slice(ins, a):
+    x, starts, ends = ins[0], _ints(ins[1]), _ints(ins[2])
+    axes = _ints(ins[3]) if len(ins) > 3 and ins[3] is not None else list(range(len(starts)))
+    steps = _ints(ins[4]) if len(ins) > 4 and ins[4] is not None else [1] * len(starts)
+    sl = [slice(None)] * x.ndim
+    for s, e, ax, st in zip(starts, ends, axes, steps):
+        sl[ax] = slice(*slice(s, e, st).indices(x.shape[ax]))
+    return x[tuple(sl)]
+
+
+def _pad(ins, a):
+    x, p = ins[0], _ints(ins[1])
+    if a.get("mode", b"constant") not in (b"constant", "constant"):
+        raise NotImplementedError("Pad mode")
+    if len(ins) > 3 and ins[3] is not None:
+        raise NotImplementedError("Pad axes")
+    cval = ins[2] if len(ins) > 2 and ins[2] is not None else 0
+    n = x.ndim
+    if min(p) < 0:
+        raise NotImplementedError("negative Pad")
+    return np.pad(x, [(p[i], p[i + n]) for i in range(n)], constant_values=cval)
+
+
+def _layernorm(ins, a):
+    x, scale = ins[0], ins[1]
+    bias = ins[2] if len(ins) > 2 and ins[2] is not None else 0
+    axis = a.get("axis", -1)
+    axis = axis + x.ndim if axis < 0 else axis
+    axes = tuple(range(axis, x.ndim))
+    xd = x.astype(np.float64)
+    mean = xd.mean(axis=axes, keepdims=True)
+    var = ((xd - mean) ** 2).mean(axis=axes, keepdims=True)
+    y = (xd - mean) / np.sqrt(var + a.get("epsilon", 1e-5)) * scale + bias
+    return y.astype(x.dtype)
+
+
+def _softmax(x, axis, log=False):
+    xd = x.astype(np.float64)
+    e = xd - xd.max(axis=axis, keepdims=True)
+    if log:
+        return (e - np.log(np.exp(e).sum(axis=axis, keepdims=True))).astype(x.dtype)
+    e = np.exp(e)
+    return (e / e.sum(axis=axis, keepdims=True)).astype(x.dtype)
+
+
+def _argmax(x, a):
+    if a.get("select_last_index", 0):
+        raise NotImplementedError("select_last_index")
+    axis = a.get("axis", 0)
+    r = np.argmax(x, axis=axis).astype(np.int64)               # first maximum
+    return np.expand_dims(r, axis) if a.get("keepdims", 1) else r
+
+
+def _reduce(fn, ins, a):
+    axes = _axes_arg(ins, a, 1)
+    keep = bool(a.get("keepdims", 1))
+    if axes is None or len(axes) == 0:
+        if a.get("noop_with_empty_axes", 0):
+            return ins[0]
+        axes = list(range(ins[0].ndim))
+    return fn(ins[0], axis=tuple(axes), keepdims=keep).astype(ins[0].dtype)
+
+
+def _cast(x, to):
+    from onnx import helper
+    dt = helper.tensor_dtype_to_np_dtype(to) if hasattr(helper, "tensor_dtype_to_np_dtype") \
+        else __import__("onnx").mapping.TENSOR_TYPE_TO_NP_TYPE[to]
+    return x.astype(dt)
+
+
+def _bin(fn):
+    return lambda ins, a: [fn(ins[0], ins[1])]
+
+
+OPS = {
+    "Add": _bin(lambda x, y: x + y), "Sub": _bin(lambda x, y: x - y),
+    "Mul": _bin(lambda x, y: x * y),
+    "Div": _bin(lambda x, y: (x // y) if np.issubdtype(x.dtype, np.integer) else x / y),
+    "Pow": _bin(lambda x, y: np.power(x, y).astype(x.dtype)),
+    "MatMul": _bin(lambda x, y: np.matmul(x, y)),
+    "Equal": _bin(np.equal), "Less": _bin(np.less), "Greater": _bin(np.greater),
+    "LessOrEqual": _bin(np.less_equal), "GreaterOrEqual": _bin(np.greater_equal),
+    "Not": lambda ins, a: [np.logical_not(ins[0])],
+    "Where": lambda ins, a: [np.where(ins[0], ins[1], ins[2])],
+    "Relu": lambda ins, a: [np.maximum(ins[0], 0).astype(ins[0].dtype)],
+    "Sqrt": lambda ins, a: [np.sqrt(ins[0])],
+    "Tanh": lambda ins, a: [np.tanh(ins[0])],
+    "Sigmoid": lambda ins, a: [_sigmoid(ins[0]).astype(ins[0].dtype)],
+    "Erf": lambda ins, a: [_erf(ins[0]).astype(ins[0].dtype)],
+    "IsInf": lambda ins, a: [(np.isposinf(ins[0]) & bool(a.get("detect_positive", 1)))
+                             | (np.isneginf(ins[0]) & bool(a.get("detect_negative", 1)))],
+    "Cast": lambda ins, a: [_cast(ins[0], a["to"])],
+    "Identity": lambda ins, a: [ins[0]],
+    "Constant": lambda ins, a: [numpy_helper.to_array(a["value"])],
+    "ConstantOfShape": lambda ins, a: [np.full(_ints(ins[0]), numpy_helper.to_array(a["value"])[0]
+                                               if "value" in a else np.float32(0))],
+    "Pad": lambda ins, a: [_pad(ins, a)],
+    "Shape": lambda ins, a: [np.array(ins[0].shape, np.int64)],
+    "Reshape": lambda ins, a: [ins[0].reshape(
+        [d if d != 0 or a.get("allowzero", 0) else ins[0].shape[i]
+         for i, d in enumerate(_ints(ins[1]))])],
+    "Flatten": lambda ins, a: [ins[0].reshape(
+        int(np.prod(ins[0].shape[:a.get("axis", 1)])), -1)],
+    "Transpose": lambda ins, a: [np.transpose(ins[0], a.get("perm"))],
+    "Squeeze": lambda ins, a: [np.squeeze(ins[0], axis=tuple(_axes_arg(ins, a, 1)))
+                               if _axes_arg(ins, a, 1) is not None else np.squeeze(ins[0])],
+    "Unsqueeze": lambda ins, a: [np.expand_dims(ins[0], tuple(_axes_arg(ins, a, 1)))],
+    "Concat": lambda ins, a: [np.concatenate(ins, axis=a["axis"])],
+    "Expand": lambda ins, a: [ins[0] * np.ones(_ints(ins[1]), ins[0].dtype)],
+    "Gather": lambda ins, a: [np.take(ins[0], ins[1], axis=a.get("axis", 0))],
+    "Slice": lambda ins, a: [_slice(ins, a)],
+    "Gemm": lambda ins, a: [(a.get("alpha", 1.0)
+                             * ((ins[0].T if a.get("transA", 0) else ins[0])
+                                @ (ins[1].T if a.get("transB", 0) else ins[1]))
+                             + (a.get("beta", 1.0) * ins[2] if len(ins) > 2 else 0)
+                             ).astype(ins[0].dtype)],
+    "ReduceSum": lambda ins, a: [_reduce(np.sum, ins, a)],
+    "ReduceMean": lambda ins, a: [_reduce(np.mean, ins, a)],
+    "ReduceMax": lambda ins, a: [_reduce(np.max, ins, a)],
+    "ArgMax": lambda ins, a: [_argmax(ins[0], a)],
+    "Softmax": lambda ins, a: [_softmax(ins[0], a.get("axis", -1))],
+    "LogSoftmax": lambda ins, a: [_softmax(ins[0], a.get("axis", -1), log=True)],
+    "Conv": lambda ins, a: [_conv(ins[0], ins[1], ins[2] if len(ins) > 2 else None, a)],
+    "MaxPool": lambda ins, a: [_pool(ins[0], a, "max")],
+    "AveragePool": lambda ins, a: [_pool(ins[0], a, "avg")],
+    "GlobalAveragePool": lambda ins, a: [ins[0].mean(axis=(2, 3), keepdims=True)],
+    "BatchNormalization": lambda ins, a: [_bn(ins, a)],
+    "LayerNormalization": lambda ins, a: [_layernorm(ins, a)],
+    "LSTM": lambda ins, a: _lstm(ins, a),
+    "GRU": lambda ins, a: _gru(ins, a),
+}
+
+
+def _bn(ins, a):
+    x, s, b, mean, var = ins[:5]
+    if a.get("training_mode", 0):
+        raise NotImplementedError("BatchNormalization training_mode")
+    shp = (1, -1) + (1,) * (x.ndim - 2)
+    y = (x - mean.reshape(shp)) / np.sqrt(var.reshape(shp) + a.get("epsilon", 1e-5))
+    return (y * s.reshape(shp) + b.reshape(shp)).astype(x.dtype)
+
+
+def run(model, feeds):
+    """Evaluate model.graph on feeds (dict name -> ndarray); returns dict of graph outputs."""
+    g = model.graph
+    env = {t.name: numpy_helper.to_array(t) for t in g.initializer}
+    env.update(feeds)
+    for node in g.node:
+        if node.domain not in ("", "ai.onnx"):
+            raise NotImplementedError("domain " + node.domain)
+        fn = OPS.get(node.op_type)
+        if fn is None:
+            raise NotImplementedError("onnx_np: op %s (node %s)" % (node.op_type, node.name))
+        ins = [env[i] if i else None for i in node.input]
+        outs = fn(ins, _attrs(node))
+        for name, v in zip(node.output, outs):
+            if name:
+                env[name] = np.asarray(v)
+    return {o.name: env[o.name] for o in g.output}

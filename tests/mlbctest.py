@@ -1,0 +1,114 @@
+"""Shared test plumbing: compile a model with mlbc, build it with the generic driver, run
+it on numpy inputs and compare results. Real parts only: the real mlbc binary, a real C
+compiler, real files."""
+import os
+import subprocess
+
+import numpy as np
+
+import onnxshim  # noqa: F401  (numpy aliases before onnx)
+from onnxshim import onnx
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+# ONNX element type -> numpy dtype of the C buffer (16-bit floats travel as raw bits).
+NP_OF = {1: np.float32, 2: np.uint8, 3: np.int8, 4: np.uint16, 5: np.int16, 6: np.int32,
+         7: np.int64, 9: np.bool_, 10: np.float16, 11: np.float64, 12: np.uint32,
+         13: np.uint64, 16: np.uint16}
+
+
+class Failure(Exception):
+    pass
+
+
+def run(cmd, timeout=120, **kw):
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)
+    except subprocess.TimeoutExpired:
+        raise Failure("timed out: " + " ".join(cmd[:2]))
+
+
+def first_line(s):
+    s = s.strip()
+    return s.splitlines()[0][:300] if s else ""
+
+
+def compile_model(mlbc, model, workdir, extra=(), cc="cc", cflags=("-O1",)):
+    """mlbc + cc: returns the path of a driver executable for the model."""
+    os.makedirs(workdir, exist_ok=True)
+    c = os.path.join(workdir, "model.c")
+    r = run([mlbc, model, "-o", c, "-n", "model"] + list(extra))
+    if r.returncode < 0:
+        raise Failure("mlbc CRASHED with signal %d: %s" % (-r.returncode, first_line(r.stderr)))
+    if r.returncode:
+        raise Failure(first_line(r.stderr) or "mlbc failed")
+    exe = os.path.join(workdir, "driver")
+    r = run([cc, "-std=c99", *cflags, "-w", "-I", workdir, "-include", "model.h",
+             "-DMODEL_DESC=model_desc", os.path.join(HERE, "driver.c"), c, "-o", exe, "-lm"])
+    if r.returncode:
+        raise Failure("cc: " + first_line(r.stderr))
+    return exe
+
+
+def to_buffer(a, elem_type):
+    a = np.ascontiguousarray(a)
+    if elem_type == 16 and a.dtype != np.uint16:   # bfloat16 as float32: keep the top half
+        a = (a.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+    return a.astype(NP_OF[elem_type]).tobytes()
+
+
+def from_buffer(data, elem_type, shape):
+    return np.frombuffer(data, dtype=NP_OF[elem_type]).reshape(shape)
+
+
+def execute(exe, workdir, inputs, input_types, output_specs, timeout=20):
+    """inputs: list of arrays; output_specs: list of (elem_type, shape)."""
+    for i, (a, t) in enumerate(zip(inputs, input_types)):
+        with open(os.path.join(workdir, "in%d.bin" % i), "wb") as f:
+            f.write(to_buffer(a, t))
+    r = run([exe, workdir], timeout=timeout)
+    if r.returncode < 0:
+        raise Failure("generated code CRASHED with signal %d" % -r.returncode)
+    if r.returncode:
+        raise Failure("driver: " + (first_line(r.stderr) or "status %d" % r.returncode))
+    outs = []
+    for i, (t, shape) in enumerate(output_specs):
+        with open(os.path.join(workdir, "out%d.bin" % i), "rb") as f:
+            outs.append(from_buffer(f.read(), t, shape))
+    return outs
+
+
+def compare(name, got, want, rtol=1e-3, atol=1e-5):
+    """Floats within tolerance (NaN where NaN), integers and bools exact."""
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        raise Failure("%s: shape %s, expected %s" % (name, got.shape, want.shape))
+    if want.dtype.kind in "fc" or want.dtype == np.float16:
+        g, w = got.astype(np.float64), want.astype(np.float64)
+        bad = ~np.isclose(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        if bad.any():
+            i = np.argwhere(bad)[0]
+            raise Failure("%s: %d of %d values differ, e.g. at %s: %r vs %r" % (
+                name, bad.sum(), bad.size, tuple(i), g[tuple(i)], w[tuple(i)]))
+    else:
+        if not np.array_equal(got.astype(want.dtype), want):
+            bad = got.astype(want.dtype) != want
+            i = np.argwhere(bad)[0]
+            raise Failure("%s: %d of %d values differ, e.g. at %s: %r vs %r" % (
+                name, bad.sum(), bad.size, tuple(i), got[tuple(i)], want[tuple(i)]))
+
+
+def tensor_types(model):
+    """(elem_type, shape) of the runtime inputs and the outputs; None if not all tensors."""
+    inits = {t.name for t in model.graph.initializer}
+    def spec(vi):
+        t = vi.type
+        if t.WhichOneof("value") != "tensor_type" or t.tensor_type.elem_type in (0, 8):
+            return None
+        return t.tensor_type.elem_type
+    ins = [spec(v) for v in model.graph.input if v.name not in inits]
+    outs = [spec(v) for v in model.graph.output]
+    if None in ins or None in outs or any(t not in NP_OF for t in ins + outs):
+        return None
+    return ins, outs

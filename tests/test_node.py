@@ -1,0 +1,160 @@
+"""ONNX backend node suite: every node test of Debian's python3-onnx, compiled by mlbc,
+built with the generated-code contract, run on the test's inputs and compared.
+
+Tests whose inputs or outputs are not plain tensors (sequences, optionals, strings) are
+skipped. Every other test must pass, or be listed with a reason in node_xfail.txt; an
+unexpected failure *and* an unexpected pass both fail the suite, so the list only shrinks.
+"""
+import argparse
+import collections
+import concurrent.futures
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+import mlbctest
+from mlbctest import Failure, onnx
+from onnxshim import numpy_helper
+
+XFAIL = os.path.join(mlbctest.HERE, "node_xfail.txt")
+
+
+def generate(datadir):
+    """The suite is generated offline from the installed onnx package (cached)."""
+    if os.path.isdir(os.path.join(datadir, "node")):
+        return
+    tmp = datadir + ".tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    code = ("import onnxshim, sys; from onnx.backend.test.cmd_tools import main; "
+            "sys.argv = ['x', 'generate-data', '-o', %r]; main()" % tmp)
+    subprocess.run([sys.executable, "-c", code], cwd=mlbctest.HERE, check=True,
+                   capture_output=True)
+    os.rename(tmp, datadir)
+
+
+def read_xfail():
+    xf = {}
+    if os.path.exists(XFAIL):
+        for line in open(XFAIL):
+            line = line.strip()
+            if line and not line.startswith("#"):
+                name, _, why = line.partition(" ")
+                xf[name] = why.strip()
+    return xf
+
+
+def main_op(test, model):
+    """The op a test is about: the node type whose snake_case name prefixes the test name."""
+    best = ""
+    for n in model.graph.node:
+        snake = re.sub(r"(?<!^)(?=[A-Z][a-z])", "_", n.op_type).lower()
+        if test[5:].startswith(snake) and len(n.op_type) > len(best):
+            best = n.op_type
+    return best or (model.graph.node[-1].op_type if model.graph.node else "?")
+
+
+def load_pb(path):
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def run_test(mlbc, testdir, workroot):
+    """Returns (status, op, message) with status pass, fail or skip."""
+    name = os.path.basename(testdir)
+    model = onnx.load(os.path.join(testdir, "model.onnx"))
+    op = main_op(name, model)
+    types = mlbctest.tensor_types(model)
+    if types is None:
+        return "skip", op, "sequence, optional or string values"
+    in_types, out_types = types
+    work = os.path.join(workroot, name)
+    try:
+        exe = mlbctest.compile_model(mlbc, os.path.join(testdir, "model.onnx"), work)
+        for ds in sorted(glob.glob(os.path.join(testdir, "test_data_set_*"))):
+            ins = [load_pb(p) for p in sorted(glob.glob(ds + "/input_*.pb"),
+                                              key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))]
+            outs = [load_pb(p) for p in sorted(glob.glob(ds + "/output_*.pb"),
+                                               key=lambda p: int(re.findall(r"\d+", os.path.basename(p))[0]))]
+            got = mlbctest.execute(exe, work, ins, in_types,
+                                   [(t, o.shape) for t, o in zip(out_types, outs)])
+            for i, (g, w) in enumerate(zip(got, outs)):
+                mlbctest.compare("output %d" % i, g, w)
+    except Failure as e:
+        return "fail", op, str(e)
+    shutil.rmtree(work, ignore_errors=True)
+    return "pass", op, ""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--filter", default="", help="regex on test names")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("--write-xfail", action="store_true",
+                    help="rewrite node_xfail.txt from this run's failures")
+    args = ap.parse_args()
+    mlbc = os.path.abspath(os.path.join(args.build, "mlbc"))
+    datadir = os.path.abspath(os.path.join(args.build, "onnx-node-data"))
+    generate(datadir)
+    workroot = os.path.abspath(os.path.join(args.build, "node-work"))
+    tests = sorted(glob.glob(os.path.join(datadir, "node", "test_*")))
+    tests = [t for t in tests if re.search(args.filter, os.path.basename(t))]
+    xfail = read_xfail()
+
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        futs = {pool.submit(run_test, mlbc, t, workroot): os.path.basename(t) for t in tests}
+        for f in concurrent.futures.as_completed(futs):
+            results[futs[f]] = f.result()
+
+    per_op = collections.defaultdict(lambda: [0, 0, 0])
+    n_pass = n_skip = n_xfail = 0
+    bad = []
+    for name in sorted(results):
+        status, op, msg = results[name]
+        per_op[op][{"pass": 0, "fail": 1, "skip": 2}[status]] += 1
+        if status == "skip":
+            n_skip += 1
+        elif status == "pass":
+            n_pass += 1
+            if name in xfail:
+                bad.append("UNEXPECTED PASS %s (listed in node_xfail.txt: remove it)" % name)
+        elif name in xfail:
+            n_xfail += 1
+            if args.verbose:
+                print("xfail %s: %s" % (name, msg))
+        else:
+            bad.append("FAIL %s: %s" % (name, msg))
+    print("per-op results (pass/fail/skip):")
+    for op in sorted(per_op):
+        p, f, s = per_op[op]
+        print("  %-28s %3d %3d %3d" % (op, p, f, s))
+    for line in bad:
+        print(line)
+    expressible = len(results) - n_skip
+    print("node suite: %d of %d expressible tests pass; %d expected failures (node_xfail.txt), "
+          "%d unexpected results; %d skipped (not plain tensors)"
+          % (n_pass, expressible, n_xfail, len(bad), n_skip))
+    if args.write_xfail:
+        with open(XFAIL, "w") as f:
+            f.write("# ONNX node tests expected to fail, with the reason. make test fails if one\n"
+                    "# of them passes (remove it then) or if a test not listed here fails.\n")
+            for name in sorted(results):
+                status, op, msg = results[name]
+                if status == "fail":
+                    f.write("%s %s\n" % (name, msg.replace("\n", " ")[:200]))
+    # Expected failures count as skipped in the closing line, never as passed.
+    print("%d passed, %d failed, %d skipped" % (n_pass, len(bad), n_skip + n_xfail))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,18 @@
+#!/bin/sh
+# Install the Debian packages mlbc needs. Idempotent; silent when all are present.
+set -e
+PKGS="make gcc protobuf-c-compiler libprotobuf-c-dev flex bison libopenblas-dev libonnx-dev
+python3-onnx python3-numpy clang-19 llvm-19-dev gcc-12-plugin-dev"
+missing=""
+for p in $PKGS; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+        missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+    echo "install-deps: missing packages:$missing (run as root to install)" >&2
+    exit 1
+fi
+echo "install-deps: installing$missing"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $missing >/dev/null
