@@ -212,7 +212,7 @@ static void declare(Value *v, const Onnx__ValueInfoProto *vi, int bind)
         if (bind && v->decl_dim[i] < 0) {
             if (v->decl_sym[i])
                 die("input '%s' has symbolic dimension '%s' (axis %d); bind it with "
-                    "--dim %s=N", vi->name, v->decl_sym[i], i, v->decl_sym[i]);
+                    "--dim %s=SIZE", vi->name, v->decl_sym[i], i, v->decl_sym[i]);
             die("input '%s' has an unknown dimension (axis %d); mlbc needs static shapes",
                 vi->name, i);
         }

@@ -91,13 +91,26 @@ static void remove_dead(Graph *g)
     }
 }
 
+/* Some rules know their result from shapes alone (Shape, Size): infer sets the data. */
+static int outputs_known(const Node *n)
+{
+    for (int i = 0; i < n->nout; i++)
+        if (n->out[i] && !n->out[i]->data)
+            return 0;
+    return 1;
+}
+
 void infer_graph(Graph *g)
 {
     for (int i = 0; i < g->nnodes; i++)
         bind_op(g->nodes[i]);
     for (int i = 0; i < g->nnodes; i++) {
-        infer_node(g->nodes[i]);
-        fold_node(g->nodes[i]);
+        Node *n = g->nodes[i];
+        infer_node(n);
+        if (outputs_known(n))
+            n->dead = 1;
+        else
+            fold_node(n);
     }
     remove_dead(g);
 }

@@ -1,9 +1,12 @@
 """Import onnx under Debian's numpy 1.24: onnx 1.12 still uses the removed np.float etc."""
+import warnings
+
 import numpy as np
 
-for _name, _type in [("float", float), ("int", int), ("bool", bool), ("object", object),
-                     ("str", str), ("complex", complex)]:
-    if not hasattr(np, _name) or getattr(np, _name) is not _type:
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    for _name, _type in [("float", float), ("int", int), ("bool", bool), ("object", object),
+                         ("str", str), ("complex", complex)]:
         setattr(np, _name, _type)
 
 import onnx  # noqa: E402

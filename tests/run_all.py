@@ -1,0 +1,65 @@
+"""make test: every test program in turn; each ends with 'N passed, M failed[, K skipped]'.
+Prints each program's output, then one closing line with the sums."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+PY = sys.executable
+
+LINE = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
+
+
+def programs(build):
+    b = ["--build", build]
+    return [
+        ("unit tests (IR, passes, emitter)", [os.path.join(build, "test_unit")]),
+        ("command line and generated-code contract", [PY, "tests/test_cli.py"] + b),
+        ("bad input (plain and ASan+UBSan builds)", [PY, "tests/test_errors.py"] + b),
+        ("text front end cross-check", [PY, "tests/test_text.py"] + b),
+        ("example models against PyTorch", [PY, "tests/test_models.py"] + b),
+        ("ONNX backend node suite", [PY, "tests/test_node.py"] + b),
+    ]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    args = ap.parse_args()
+    os.chdir(ROOT)
+    total = [0, 0, 0]
+    broken = []
+    for title, cmd in programs(args.build):
+        print("=== %s" % title, flush=True)
+        t0 = time.time()
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        out = p.stdout.rstrip("\n").splitlines()
+        counts = None
+        for line in out:
+            m = LINE.match(line)
+            if m:
+                counts = [int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)]
+            else:
+                print("  " + line)
+        if counts is None:
+            broken.append(title)
+            counts = [0, 1, 0]
+            print("  (no result line; exit status %d)" % p.returncode)
+        elif p.returncode and counts[1] == 0:
+            counts[1] = 1  # a program that failed without saying what still fails the run
+            print("  (exit status %d)" % p.returncode)
+        print("  -> %d passed, %d failed, %d skipped (%.0f s)" % (*counts, time.time() - t0),
+              flush=True)
+        total = [a + b for a, b in zip(total, counts)]
+    if broken:
+        print("programs without a result line: " + ", ".join(broken))
+    print("%d passed, %d failed, %d skipped" % tuple(total))
+    return 1 if total[1] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

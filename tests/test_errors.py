@@ -1,0 +1,132 @@
+"""Bad input: every file of the corpus (tests/bad, tests/text/bad) must give
+'mlbc: error: ...' with the expected text, exit status 1, no output file, and no crash -
+with the normal build and with an ASan+UBSan build. Then a deterministic mutation fuzz of
+valid models under the sanitizers: any exit other than 0 or 1, or any sanitizer report,
+fails."""
+import argparse
+import glob
+import os
+import random
+import re
+import subprocess
+import sys
+
+import mlbctest
+
+HERE = mlbctest.HERE
+SAN_FLAGS = "-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
+# The compiler is a short-lived process whose memory lives until exit by design (util.c),
+# so leak checking is off; every other ASan/UBSan check is on and fatal.
+SAN_ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0:abort_on_error=0:exitcode=99",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:exitcode=98")
+
+passed = failed = 0
+
+
+def result(ok, name, why=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("PASS %s" % name)
+    else:
+        failed += 1
+        print("FAIL %s: %s" % (name, why))
+
+
+def corpus():
+    cases = []
+    for line in open(os.path.join(HERE, "bad", "expect.txt")):
+        if line.strip() and not line.startswith("#"):
+            f, sub = line.rstrip("\n").split("\t")
+            cases.append((os.path.join(HERE, "bad", f), sub))
+    for f in sorted(glob.glob(os.path.join(HERE, "text", "bad", "*.onnxtxt"))):
+        first = open(f).readline()
+        m = re.search(r"expect:\s*(\d+):(\d+)", first)
+        if m:
+            cases.append((f, "%s:%s:%s:" % (os.path.basename(f), m.group(1), m.group(2))))
+    return cases
+
+
+def check_bad(mlbc, path, expect, work, env, tag):
+    out = os.path.join(work, "out.c")
+    for p in (out, out[:-2] + ".h"):
+        if os.path.exists(p):
+            os.remove(p)
+    r = subprocess.run([mlbc, path, "-o", out], capture_output=True, text=True, timeout=60,
+                       env=env, cwd=os.path.dirname(path))
+    name = "%s %s" % (tag, os.path.basename(path))
+    if r.returncode != 1:
+        return result(False, name, "exit status %d: %s" % (r.returncode, r.stderr[-400:]))
+    if not r.stderr.startswith("mlbc: error: ") or expect not in r.stderr:
+        return result(False, name, "message %r lacks %r" % (r.stderr.strip(), expect))
+    if os.path.exists(out) or os.path.exists(out[:-2] + ".h"):
+        return result(False, name, "left an output file behind")
+    result(True, name)
+
+
+def mutate(data, rng):
+    data = bytearray(data)
+    kind = rng.randrange(4)
+    if kind == 0 and data:
+        for _ in range(rng.randrange(1, 8)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+    elif kind == 1:
+        data = data[: rng.randrange(len(data) + 1)]
+    elif kind == 2 and data:
+        i = rng.randrange(len(data))
+        data[i:i] = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 16)))
+    else:
+        i, j = sorted(rng.randrange(len(data) + 1) for _ in range(2))
+        data = data[:i] + data[j:] + data[i:j]
+    return bytes(data)
+
+
+def fuzz(mlbc, work, seeds, iterations):
+    rng = random.Random(1234)
+    bad = []
+    for it in range(iterations):
+        seed = seeds[it % len(seeds)]
+        data = mutate(open(seed, "rb").read(), rng)
+        ext = os.path.splitext(seed)[1]
+        path = os.path.join(work, "fuzz%s" % ext)
+        with open(path, "wb") as f:
+            f.write(data)
+        r = subprocess.run([mlbc, path, "-o", os.path.join(work, "fz.c")], capture_output=True,
+                           text=True, timeout=60, env=SAN_ENV)
+        if r.returncode not in (0, 1) or "runtime error" in r.stderr or "Sanitizer" in r.stderr:
+            keep = os.path.join(work, "crash%d%s" % (it, ext))
+            os.rename(path, keep)
+            bad.append("%s (from %s): status %d %s" % (keep, os.path.basename(seed),
+                                                       r.returncode, r.stderr[-300:]))
+    result(not bad, "fuzz: %d mutations of %d seed models under ASan+UBSan" % (iterations, len(seeds)),
+           "; ".join(bad[:3]))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--fuzz", type=int, default=600)
+    args = ap.parse_args()
+    mlbc = os.path.abspath(os.path.join(args.build, "mlbc"))
+    sanbuild = os.path.join(args.build, "asan")
+    r = subprocess.run(["make", "-s", "BUILD=" + sanbuild, "CFLAGS=" + SAN_FLAGS,
+                        os.path.join(sanbuild, "mlbc")],
+                       cwd=mlbctest.ROOT, capture_output=True, text=True)
+    san = os.path.abspath(os.path.join(sanbuild, "mlbc"))
+    result(r.returncode == 0, "ASan+UBSan build of mlbc", r.stderr[-500:])
+    work = os.path.abspath(os.path.join(args.build, "errors-work"))
+    os.makedirs(work, exist_ok=True)
+    for path, expect in corpus():
+        check_bad(mlbc, path, expect, work, os.environ, "plain")
+        if r.returncode == 0:
+            check_bad(san, path, expect, work, SAN_ENV, "asan")
+    seeds = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")) +
+                   glob.glob(os.path.join(HERE, "text", "*.onnxtxt")))
+    if r.returncode == 0 and seeds:
+        fuzz(san, work, seeds, args.fuzz)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
