@@ -15,7 +15,10 @@ GEN   = $(BUILD)/onnx.pb-c.c $(BUILD)/text_parse.c $(BUILD)/text_lex.c $(BUILD)/
 OBJS  = $(SRCS:compiler/%.c=$(BUILD)/%.o) $(GEN:.c=.o)
 TMPLS = $(sort $(wildcard templates/*.c))
 
-all: $(BUILD)/mlbc
+all: $(BUILD)/mlbc $(BUILD)/test_unit
+
+$(BUILD)/test_unit: tests/unit.c $(filter-out $(BUILD)/main.o,$(OBJS))
+	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/mlbc: $(OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(OBJS) $(LDLIBS)

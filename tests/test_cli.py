@@ -1,0 +1,195 @@
+"""The command line and the generated-code contract of SPEC sections 1-2: options, exit
+statuses, warning-free C99 under gcc and clang, a header usable from C++, deterministic
+output, the NAME_* API, and two contexts running in two threads at once."""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+import mlbctest
+from onnxshim import onnx
+from onnx import helper, TensorProto as T
+
+passed = failed = 0
+STRICT = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-c"]
+
+
+def check(ok, name, why=""):
+    global passed, failed
+    passed += bool(ok)
+    failed += not ok
+    print(("PASS %s" if ok else "FAIL %s: " + str(why)[:600]) % name)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
+
+
+def mlp_model(path, sym=None):
+    rng = np.random.default_rng(0)
+    w1 = rng.standard_normal((6, 5)).astype(np.float32)
+    w2 = rng.standard_normal((5, 2)).astype(np.float32)
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+         helper.make_node("MatMul", ["r", "w2"], ["logits"]),
+         helper.make_node("Sigmoid", ["logits"], ["p"])],
+        "mlp", [helper.make_tensor_value_info("x", T.FLOAT, [sym or 3, 6])],
+        [helper.make_tensor_value_info("p", T.FLOAT, [sym or 3, 2]),
+         helper.make_tensor_value_info("logits", T.FLOAT, [sym or 3, 2])],
+        [onnx.numpy_helper.from_array(w1, "w1"), onnx.numpy_helper.from_array(w2, "w2")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    return w1, w2
+
+
+THREADS_C = r"""
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include "mlp.h"
+static float want[2][6];
+static void *work(void *arg)
+{
+    mlp_ctx *ctx = arg;
+    int i, k, bad = 0;
+    for (i = 0; i < 20000 && !bad; i++) {
+        if (mlp_run(ctx) != 0)
+            return (void *)1;
+        bad = memcmp(mlp_result_data(ctx, 0), want[ctx->arg0[0] > 0.5f], sizeof want[0]) != 0;
+    }
+    (void)k;
+    return (void *)(long)bad;
+}
+int main(void)
+{
+    static mlp_ctx a, b;
+    void *ra, *rb;
+    pthread_t ta, tb;
+    int i;
+    mlp_init(&a);
+    mlp_init(&b);
+    for (i = 0; i < 18; i++) {
+        a.arg0[i] = (float)(i % 5) / 5 + 1.0f;
+        b.arg0[i] = -(float)(i % 7) / 7;
+    }
+    mlp_run(&a); memcpy(want[1], a.res0, sizeof want[1]);
+    mlp_run(&b); memcpy(want[0], b.res0, sizeof want[0]);
+    pthread_create(&ta, 0, work, &a);
+    pthread_create(&tb, 0, work, &b);
+    pthread_join(ta, &ra);
+    pthread_join(tb, &rb);
+    if (ra || rb || memcmp(want[0], want[1], sizeof want[0]) == 0)
+        return 1;
+    printf("ok\n");
+    return 0;
+}
+"""
+
+API_C = r"""
+#include <stdio.h>
+#include <string.h>
+#include "mlp.h"
+int main(void)
+{
+    mlp_ctx ctx;
+    float x[18], p[6], l[6];
+    int i;
+    mlp_init(&ctx);
+    for (i = 0; i < 18; i++) x[i] = (float)i / 10;
+    if (mlp_lookup_arg_index("x") != 0 || mlp_lookup_arg_index("nope") != -1) return 1;
+    if (mlp_lookup_result_index("logits") != 1 || mlp_lookup_result_index("p") != 0) return 2;
+    if (mlp_desc.num_args != 1 || mlp_desc.num_results != 2 || mlp_desc.ctx_size != sizeof ctx) return 3;
+    if (mlp_desc.args[0].rank != 2 || mlp_desc.args[0].shape[1] != 6 || mlp_desc.args[0].dtype != 1) return 4;
+    if (mlp_eval(&ctx, x, p, l) != 0) return 5;
+    memcpy(mlp_arg_data(&ctx, 0), x, sizeof x);
+    if (mlp_desc.run(&ctx) != 0) return 6;
+    if (memcmp(mlp_desc.result_data(&ctx, 0), p, sizeof p) || memcmp(mlp_result_data(&ctx, 1), l, sizeof l)) return 7;
+    if (mlp_arg_data(&ctx, 1) != NULL || mlp_result_data(&ctx, 2) != NULL) return 8;
+    for (i = 0; i < 6; i++) printf("%.9g %.9g\n", p[i], l[i]);
+    return 0;
+}
+"""
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    args = ap.parse_args()
+    mlbc = os.path.abspath(os.path.join(args.build, "mlbc"))
+    work = os.path.abspath(os.path.join(args.build, "cli-work"))
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    model = os.path.join(work, "mlp.onnx")
+    w1, w2 = mlp_model(model)
+
+    r = sh([mlbc, "--version"])
+    check(r.returncode == 0 and r.stdout.startswith("mlbc "), "--version")
+    r = sh([mlbc, "-h"])
+    check(r.returncode == 0 and "--dim SYM=N" in r.stdout and "--blas" in r.stdout, "-h")
+    for bad in ([], [model], [model, "-o"], [model, "--frob", "-o", "x.c"], [model, "-x", "yaml", "-o", "x.c"],
+                [model, "-o", "x.c", "-n", "1bad"], [model, "-o", "x.c", "--dim", "N"]):
+        r = sh([mlbc] + bad, cwd=work)
+        check(r.returncode == 2 and r.stderr.startswith("mlbc: error: "), "usage error %s" % bad[1:],
+              "status %d %r" % (r.returncode, r.stderr))
+    r = sh([mlbc, "missing.onnx", "-o", "x.c"], cwd=work)
+    check(r.returncode == 1 and "cannot read" in r.stderr, "missing model file", r.stderr)
+
+    r = sh([mlbc, model, "-o", "mlp.c"], cwd=work)
+    check(r.returncode == 0 and os.path.exists(os.path.join(work, "mlp.h")), "compile: default name and header", r.stderr)
+    c1 = open(os.path.join(work, "mlp.c")).read()
+    sh([mlbc, model, "-o", "again.c", "-n", "mlp", "--header", "mlp2.h"], cwd=work)
+    c2 = open(os.path.join(work, "again.c")).read().replace('#include "mlp2.h"', '#include "mlp.h"')
+    check(c1 == c2 and os.path.exists(os.path.join(work, "mlp2.h")), "deterministic output, --header")
+    for cc in ("gcc", "clang-19"):
+        r = sh([cc] + STRICT + ["mlp.c", "-o", "mlp_%s.o" % cc], cwd=work)
+        check(r.returncode == 0, "%s -std=c99 -Wall -Wextra -pedantic clean" % cc, r.stderr)
+    with open(os.path.join(work, "cxx.cc"), "w") as f:
+        f.write('#include "mlp.h"\nint main() { mlp_ctx c; mlp_init(&c); return mlp_run(&c); }\n')
+    r2 = sh(["g++", "-Wall", "-Wextra", "-Werror", "-c", "cxx.cc"], cwd=work)
+    check(r2.returncode == 0, "header usable from C++", r2.stderr)
+
+    with open(os.path.join(work, "api.c"), "w") as f:
+        f.write(API_C)
+    r = sh(["gcc", "-std=c99", "-O2", "api.c", "mlp.c", "-o", "api", "-lm"], cwd=work)
+    ok = r.returncode == 0
+    out = sh([os.path.join(work, "api")]) if ok else r
+    if ok and out.returncode == 0:
+        got = np.array([[float(v) for v in line.split()] for line in out.stdout.split("\n") if line])
+        x = (np.arange(18, dtype=np.float32) / 10).reshape(3, 6)
+        logits = np.maximum(x @ w1, 0) @ w2
+        want = np.stack([1 / (1 + np.exp(-logits.ravel())), logits.ravel()], 1)
+        check(np.allclose(got, want, rtol=1e-5, atol=1e-6), "API: lookup, descriptor, eval, arg/result data",
+              "values differ")
+    else:
+        check(False, "API: lookup, descriptor, eval, arg/result data", out.stderr or out.returncode)
+
+    with open(os.path.join(work, "threads.c"), "w") as f:
+        f.write(THREADS_C)
+    r = sh(["gcc", "-std=c99", "-O2", "-pthread", "threads.c", "mlp.c", "-o", "threads", "-lm"], cwd=work)
+    out = sh([os.path.join(work, "threads")]) if r.returncode == 0 else r
+    check(out.returncode == 0, "two contexts in two threads", out.stderr)
+
+    r = sh([mlbc, model, "--info"], cwd=work)
+    check(r.returncode == 0 and "float[3,6]" in r.stdout and "parameters      40" in r.stdout and
+          "flops per run" in r.stdout and "scratch bytes" in r.stdout, "--info", r.stdout + r.stderr)
+
+    symm = os.path.join(work, "sym.onnx")
+    mlp_model(symm, sym="N")
+    r = sh([mlbc, symm, "-o", "sym.c"], cwd=work)
+    check(r.returncode == 1 and "--dim N=" in r.stderr and not os.path.exists(os.path.join(work, "sym.c")),
+          "unbound symbolic dimension names --dim", r.stderr)
+    r = sh([mlbc, symm, "-o", "sym.c", "--dim", "N=4", "--info"], cwd=work)
+    check(r.returncode == 0 and "float[4,6]" in r.stdout, "--dim N=4 binds the dimension", r.stderr)
+
+    r = sh([mlbc, model, "--emit-onnx", "copy.onnx"], cwd=work)
+    same = r.returncode == 0 and onnx.load(os.path.join(work, "copy.onnx")) == onnx.load(model)
+    check(same, "--emit-onnx of a binary model is the same model", r.stderr)
+
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
