@@ -150,6 +150,19 @@ def main():
     r2 = sh(["g++", "-Wall", "-Wextra", "-Werror", "-c", "cxx.cc"], cwd=work)
     check(r2.returncode == 0, "header usable from C++", r2.stderr)
 
+    r = sh([mlbc, model, "-o", "wrap.c", "-n", "mlp_w", "--cxx-wrapper"], cwd=work)
+    with open(os.path.join(work, "wrap.cc"), "w") as f:
+        f.write('#include "wrap.h"\n#include <memory>\nint main() {\n'
+                '  auto m = std::make_unique<mlbc::mlp_w>();\n'
+                '  if (m->LookupArgIndex("feed_x") != 0 || m->LookupArgIndex("x") != 0) return 1;\n'
+                '  if (m->LookupResultIndex("fetch_logits") != 1 || m->LookupArgIndex("feed_y") != -1) return 2;\n'
+                '  static_cast<float *>(m->arg_data(0))[0] = 1.0f;\n'
+                '  return m->Run() != 0 || m->result_data(0) == nullptr;\n}\n')
+    r = sh(["gcc", "-std=c99", "-c", "wrap.c"], cwd=work)
+    r2 = sh(["g++", "-std=c++17", "-Wall", "-Wextra", "-Werror", "wrap.cc", "wrap.o", "-o", "wrap", "-lm"], cwd=work)
+    out = sh([os.path.join(work, "wrap")]) if r.returncode == 0 and r2.returncode == 0 else r2
+    check(out.returncode == 0, "--cxx-wrapper: ReleaseModeModelRunner-style class", out.stderr)
+
     with open(os.path.join(work, "api.c"), "w") as f:
         f.write(API_C)
     r = sh(["gcc", "-std=c99", "-O2", "api.c", "mlp.c", "-o", "api", "-lm"], cwd=work)
