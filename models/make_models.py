@@ -28,6 +28,7 @@ import io
 import math
 import os
 import sys
+import warnings
 from collections import Counter, OrderedDict
 
 import numpy as np
@@ -51,6 +52,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import onnx_np  # noqa: E402
 
+# The exporter's UserWarnings (RNN batch size, prim::Constant shape inference, tracer) are
+# expected for these models; the checks below are what matters.
+warnings.filterwarnings("ignore", category=UserWarning)
+warnings.filterwarnings("ignore", category=torch.jit.TracerWarning)
 torch.set_num_threads(1)
 torch.use_deterministic_algorithms(True)
 
@@ -293,6 +298,17 @@ def make_inliner():
     print("   inliner: trained 400 steps, loss %.3f, accuracy %.3f, inline rate %.2f"
           % (loss.item(), acc, y.float().mean().item()))
 
+    # cross-check the bucketisation against numpy (TF Bucketize = bisect_right)
+    chk = np.stack([inliner_sample(rng, n, 512) for n in INLINER_FEATURES], axis=1)
+    chk[:8] = np.stack([np.round(q[rng.integers(0, len(q), 8)]) for q in boundaries], axis=1)
+    want = []
+    for i, q in enumerate(boundaries):
+        x = np.searchsorted(q, chk[:, i].astype(np.float32), side="right") / np.float32(len(q))
+        want += [x, x * x]
+    with torch.no_grad():
+        got = t2n(model.features([torch.tensor(chk[:, i]) for i in range(38)]))
+    assert np.allclose(np.stack(want, axis=1), got, atol=1e-6), "inliner bucketisation"
+
     path = os.path.join(HERE, "inliner.onnx")
     args = tuple(torch.zeros(1, dtype=torch.int64) for _ in INLINER_FEATURES)
     m = export(model, args, path, INLINER_FEATURES, ["inlining_decision"], 13)
@@ -425,15 +441,18 @@ def make_regalloc_evict():
     xs = [torch.tensor(a) for a in batch]
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     model.train()
-    for step in range(300):
+    order = np.random.default_rng(2003).integers(0, len(y), (300, 256))
+    for step in range(300):                                # minibatches of 256
+        idx = torch.tensor(order[step])
         opt.zero_grad()
-        loss = F.cross_entropy(model.logits(*xs), y)
+        loss = F.cross_entropy(model.logits(*[x[idx] for x in xs]), y[idx])
         loss.backward()
         opt.step()
     model.eval()
     with torch.no_grad():
         acc = (model.logits(*xs).argmax(1) == y).float().mean().item()
-    print("   regalloc_evict: trained 300 steps, loss %.3f, accuracy %.3f" % (loss.item(), acc))
+    print("   regalloc_evict: trained 300 steps, last loss %.3f, accuracy %.3f"
+          % (loss.item(), acc))
 
     path = os.path.join(HERE, "regalloc_evict.onnx")
     args = tuple(torch.zeros((1, NCOL) if n != "progress" else (1,), dtype=torch.from_numpy(

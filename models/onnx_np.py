@@ -12,7 +12,13 @@ checking aid, not a general runtime.
 import math
 
 import numpy as np
-from onnx import numpy_helper
+
+for _alias, _t in (("float", float), ("int", int), ("bool", bool), ("object", object),
+                   ("str", str), ("complex", complex)):
+    if _alias not in np.__dict__:       # onnx 1.12 needs the aliases numpy 1.24 removed
+        setattr(np, _alias, _t)
+
+from onnx import numpy_helper  # noqa: E402
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 
