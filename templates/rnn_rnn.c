@@ -1,0 +1,29 @@
+// Simple RNN, one direction: h_t = f(bias + (W row . x_t) + (R row . h_{t-1})), contiguous
+// dot products (helper rnn_dot_*). Batch entries past their sequence length stop (Y zero
+// there, Y_h keeps the last state). Fragments in capitals come from compiler/op_rnn.c.
+/* ${DOC} */
+static int ${FN}(${PARAMS})
+{
+    ${A} h[${BATCH}][${H}], hn[${H}], xv[${I}], bias[${H}];
+    long s, b, i, j;
+${PROLOGUE}    for (b = 0; b < ${BATCH}; b++)
+        for (j = 0; j < ${H}; j++)
+            h[b][j] = ${H0};
+    for (s = 0; s < ${SEQ}; s++)
+        for (b = 0; b < ${BATCH}; b++) {
+            const long len = ${LEN};
+            const long t = ${TIME};
+            if (s >= len) {
+${YZERO}                continue;
+            }
+            for (i = 0; i < ${I}; i++)
+                xv[i] = ${XLOAD};
+            for (j = 0; j < ${H}; j++) {
+                ${A} g = bias[j] + ${DOT}(w + j * ${I}, xv, ${I}) + ${DOT}(r + j * ${H}, h[b], ${H});
+${GATES}            }
+            for (j = 0; j < ${H}; j++) {
+                h[b][j] = hn[j];
+${YSTORE}            }
+        }
+${EPILOGUE}    return 0;
+}
