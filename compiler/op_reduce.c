@@ -1,6 +1,1044 @@
-/* op_reduce.c - Reduce*, ArgMax, ArgMin, Softmax, LogSoftmax, Hardmax, CumSum, TopK. */
+/* op_reduce.c - reductions and the ops that reduce along an axis: ReduceSum, ReduceMean,
+ * ReduceMax, ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceLogSum, ReduceLogSumExp,
+ * ReduceSumSquare, ArgMax, ArgMin, Softmax, LogSoftmax, Hardmax, CumSum and TopK.
+ *
+ * Reduce* kernels: the input's axes are grouped into runs of kept and reduced axes (size-1
+ * axes dropped, neighbours of the same kind merged), then one of two loop shapes is
+ * generated (see templates/reduce.c): "rows" when the innermost run is reduced (lanes of
+ * independent accumulators), "columns" when it is kept (a chunk of accumulators, one per
+ * output). The ops along one axis view the input as [A][K][B] (A outer, K the axis, B inner).
+ *
+ * Axes, an axis or k given as run-time inputs rather than constants: the declared output
+ * shape is trusted, one kernel is specialised per consistent choice, and a small dispatcher
+ * picks it at run time (status 2 from NAME_run if the data disagree).
+ */
+#include <math.h>
+#include <string.h>
+
 #include "mlbc.h"
 
+#define CHUNK 256 /* column kernels: outputs accumulated at once (local arrays) */
+
+/* ---- element types ---- */
+
+static int is16(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
+static int is_floaty(DType t) { return dtype_is_float(t) || is16(t); }
+
+/* Computation type of a float-like element type. */
+static DType calc_type(DType t) { return t == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT; }
+
+static const char *load(DType t, const char *x)
+{
+    if (t == DT_FLOAT16)
+        return strf("mlbc_h2f(%s)", x);
+    if (t == DT_BFLOAT16)
+        return strf("mlbc_bf2f(%s)", x);
+    return x;
+}
+
+/* Convert expression E (of a computation type) to element type T. */
+static const char *store(DType t, const char *x)
+{
+    if (t == DT_FLOAT16)
+        return strf("mlbc_f2h((float)(%s))", x);
+    if (t == DT_BFLOAT16)
+        return strf("mlbc_f2bf((float)(%s))", x);
+    return strf("(%s)(%s)", dtype_ctype(t), x);
+}
+
+/* Replace '@' with the libm suffix for computation type C ("f" for float). */
+static const char *sfx(const char *expr, const char *ctype)
+{
+    Buf b = {0};
+    const char *s = !strcmp(ctype, "float") ? "f" : "";
+    for (const char *p = expr; *p; p++)
+        if (*p == '@')
+            buf_puts(&b, s);
+        else
+            buf_put(&b, p, 1);
+    return b.p ? b.p : "";
+}
+
+static const char *flit(double x, const char *ctype)
+{
+    char s[40];
+    if (isinf(x))
+        return x > 0 ? "INFINITY" : "-INFINITY";
+    snprintf(s, sizeof s, "%.17g", x);
+    const char *v = strpbrk(s, ".e") ? s : strf("%s.0", s);
+    return !strcmp(ctype, "float") ? strf("%sf", v) : strf("%s", v);
+}
+
+static void need_numeric(Node *n, const Value *v)
+{
+    if (!dtype_size(v->dt) || v->dt == DT_STRING || v->dt == DT_BOOL)
+        node_die(n, "input '%s' has element type %s, which this op does not support", v->name,
+                 dtype_name(v->dt));
+}
+
+static void need_floaty(Node *n, const Value *v)
+{
+    if (!is_floaty(v->dt))
+        node_die(n, "input '%s' has element type %s; this op needs a float type", v->name,
+                 dtype_name(v->dt));
+}
+
+static void need_half(Emit *e, DType a, DType b)
+{
+    if (is16(a) || is16(b))
+        helper(e, "half");
+}
+
+/* Code lines at an indentation level (4 spaces each). */
+static void line(Buf *b, int ind, const char *fmt, ...)
+{
+    va_list ap;
+    char s[2048];
+    va_start(ap, fmt);
+    vsnprintf(s, sizeof s, fmt, ap);
+    va_end(ap);
+    buf_printf(b, "%*s%s\n", 4 * ind, "", s);
+}
+
+/* The three extents of x around axis: [A][K][B]. */
+static void split_axis(const Value *x, int axis, int64_t *A, int64_t *K, int64_t *B)
+{
+    *A = numel_dims(axis, x->dim);
+    *K = x->rank ? x->dim[axis] : 1;
+    *B = x->rank ? numel_dims(x->rank - axis - 1, x->dim + axis + 1) : 1;
+}
+
+static int64_t chunk_of(int64_t B) { return B < CHUNK ? (B > 0 ? B : 1) : CHUNK; }
+
+/* ---- Reduce* ---- */
+
+enum { R_SUM, R_MEAN, R_MAX, R_MIN, R_PROD, R_L1, R_L2, R_LOGSUM, R_LSE, R_SUMSQ };
+
+static const struct {
+    const char *op;
+    int kind;
+} reduce_ops[] = {
+    {"ReduceSum", R_SUM}, {"ReduceMean", R_MEAN}, {"ReduceMax", R_MAX},
+    {"ReduceMin", R_MIN}, {"ReduceProd", R_PROD}, {"ReduceL1", R_L1},
+    {"ReduceL2", R_L2}, {"ReduceLogSum", R_LOGSUM}, {"ReduceLogSumExp", R_LSE},
+    {"ReduceSumSquare", R_SUMSQ},
+};
+
+static int reduce_kind(const Node *n)
+{
+    for (size_t i = 0; i < sizeof reduce_ops / sizeof reduce_ops[0]; i++)
+        if (!strcmp(reduce_ops[i].op, n->op))
+            return reduce_ops[i].kind;
+    die("internal: '%s' is not a reduction", n->op);
+}
+
+typedef struct ReduceInfo {
+    unsigned long mask;     /* reduced axes, when known at compile time */
+    int runtime;            /* axes are a run-time input */
+    int ncand;              /* runtime: masks that agree with the declared output */
+    unsigned long cand[256];
+} ReduceInfo;
+
+/* Axes from the input (ReduceSum 13+, all 18+) rather than the attribute. */
+static int axes_is_input(const Node *n)
+{
+    return n->opset >= 18 || (!strcmp(n->op, "ReduceSum") && n->opset >= 13);
+}
+
+static int reduced_shape(const Value *x, unsigned long mask, int keep, int64_t *dim)
+{
+    int r = 0;
+    for (int i = 0; i < x->rank; i++)
+        if (!(mask >> i & 1))
+            dim[r++] = x->dim[i];
+        else if (keep)
+            dim[r++] = 1;
+    return r;
+}
+
+static unsigned long axes_mask(Node *n, const int64_t *axes, int count, int rank)
+{
+    unsigned long m = 0;
+    for (int i = 0; i < count; i++)
+        m |= 1ul << norm_axis(n, axes[i], rank);
+    return m;
+}
+
+static void reduce_infer(Node *n)
+{
+    Value *x = input(n, 0);
+    if (!x)
+        node_die(n, "input 0 is required");
+    need_numeric(n, x);
+    int kind = reduce_kind(n);
+    if ((kind == R_LSE || kind == R_LOGSUM || kind == R_L2) && !is_floaty(x->dt) &&
+        !dtype_is_int(x->dt))
+        need_floaty(n, x);
+    int keep = (int)attr_int(n, "keepdims", 1);
+    int noop = (int)attr_int(n, "noop_with_empty_axes", 0);
+    int rank = x->rank;
+    ReduceInfo *ri = xalloc(sizeof *ri);
+    n->aux = ri;
+    int64_t axes[MLBC_MAX_RANK * 4];
+    int count = 0;
+    if (axes_is_input(n)) {
+        if (n->nin > 2)
+            node_die(n, "takes 1 or 2 inputs, got %d", n->nin);
+        Value *a = input(n, 1);
+        if (a && numel(a) > 0) {
+            if (a->dt != DT_INT64)
+                node_die(n, "axes must be int64, not %s", dtype_name(a->dt));
+            if (a->rank != 1)
+                node_die(n, "axes must be 1-D");
+            if (!a->data) {
+                ri->runtime = 1;
+            } else {
+                count = const_ints(n, a, axes, MLBC_MAX_RANK * 4);
+            }
+        }
+    } else {
+        if (n->nin != 1)
+            node_die(n, "takes 1 input at opset %d, got %d", n->opset, n->nin);
+        count = attr_ints(n, "axes", axes, MLBC_MAX_RANK * 4);
+        if (count < 0)
+            count = 0;
+    }
+    int64_t dim[MLBC_MAX_RANK];
+    if (ri->runtime) {
+        if (!use_declared(n, 0, x->dt))
+            node_die(n, "the axes input '%s' is not a constant and output '%s' has no declared "
+                     "static shape; give axes as an initializer or declare the output shape",
+                     n->in[1]->name, n->out[0]->name);
+        int64_t na = numel(n->in[1]);
+        Value *y = n->out[0];
+        for (unsigned long m = 1; m < (1ul << rank); m++) {
+            if (__builtin_popcountl(m) > na)
+                continue;
+            int r = reduced_shape(x, m, keep, dim);
+            if (r != y->rank || memcmp(dim, y->dim, sizeof(int64_t) * r))
+                continue;
+            if (ri->ncand == (int)(sizeof ri->cand / sizeof ri->cand[0]))
+                node_die(n, "too many choices of run-time axes agree with the declared output "
+                         "shape; give axes as a constant");
+            ri->cand[ri->ncand++] = m;
+        }
+        if (!ri->ncand)
+            node_die(n, "no choice of %lld axes reduces %s to the declared output shape %s",
+                     (long long)na, shape_str(x), shape_str(y));
+        return;
+    }
+    if (count == 0)
+        ri->mask = noop ? 0 : (rank ? (1ul << rank) - 1 : 0);
+    else
+        ri->mask = axes_mask(n, axes, count, rank);
+    int r = reduced_shape(x, ri->mask, keep, dim);
+    set_output(n, 0, x->dt, r, dim);
+}
+
+/* Runs of kept or reduced axes: size-1 axes dropped, neighbours of one kind merged. */
+typedef struct Grp {
+    int64_t n, xs, ys;
+    int red;
+} Grp;
+
+static int make_groups(const Value *x, unsigned long mask, Grp *g)
+{
+    int64_t xs[MLBC_MAX_RANK], ys[MLBC_MAX_RANK], s = 1;
+    dense_strides(x->rank, x->dim, xs);
+    for (int i = x->rank - 1; i >= 0; i--) {
+        ys[i] = mask >> i & 1 ? 0 : s;
+        if (!(mask >> i & 1))
+            s *= x->dim[i];
+    }
+    int ng = 0;
+    for (int i = 0; i < x->rank; i++) {
+        int red = (int)(mask >> i & 1);
+        if (x->dim[i] == 1)
+            continue;
+        if (ng && g[ng - 1].red == red) {
+            g[ng - 1].n *= x->dim[i];
+            g[ng - 1].xs = xs[i];
+            g[ng - 1].ys = ys[i];
+            continue;
+        }
+        g[ng++] = (Grp){x->dim[i], xs[i], ys[i], red};
+    }
+    if (!ng)
+        g[ng++] = (Grp){1, 1, 1, 0};
+    return ng;
+}
+
+/* Index expression sum(i<g> * stride) over groups whose reduced flag is RED (-1: all). */
+static const char *offset(const Grp *g, int ng, int skip_last, int which, int red)
+{
+    Buf b = {0};
+    for (int i = 0; i < ng - skip_last; i++) {
+        if (red >= 0 && g[i].red != red)
+            continue;
+        int64_t st = which ? g[i].ys : g[i].xs;
+        if (!st)
+            continue;
+        if (b.len)
+            buf_puts(&b, " + ");
+        buf_printf(&b, st == 1 ? "i%d" : "i%d * %s", i, lit(st));
+    }
+    return b.len ? b.p : "0";
+}
+
+/* How one Reduce op computes, as C text over accumulator type A (names: v value, a/m
+ * accumulators, sh the LogSumExp shift). */
+typedef struct RCode {
+    const char *A;          /* accumulator C type */
+    const char *V;          /* type of the loaded value v */
+    const char *init;       /* identity */
+    const char *post;       /* %s: the reduced accumulator */
+    int kind;
+} RCode;
+
+static const char *r_map(const RCode *c, const char *shift)
+{
+    int intacc = !strcmp(c->A, "uint64_t");
+    int sgn = !strcmp(c->V, "int64_t");
+    switch (c->kind) {
+    case R_L1:
+        if (intacc)
+            return sgn ? "(v < 0 ? 0 - (uint64_t)v : (uint64_t)v)" : "v";
+        return sfx("fabs@(v)", c->A);
+    case R_L2: case R_SUMSQ:
+        if (intacc)
+            return "(uint64_t)v * (uint64_t)v";
+        return strf("(%s)v * (%s)v", c->A, c->A);
+    case R_LSE:
+        return sfx(strf("exp@((%s)v - %s)", c->A, shift), c->A);
+    default:
+        return intacc ? "(uint64_t)v" : strf("(%s)v", c->A);
+    }
+}
+
+static const char *r_comb(const RCode *c, const char *a, const char *m)
+{
+    int isint = !strcmp(c->A, "uint64_t") || !strcmp(c->A, "int64_t");
+    switch (c->kind) {
+    case R_MAX: return strf(isint ? "max_(%s, %s)" : "fmax_nan(%s, %s)", a, m);
+    case R_MIN: return strf(isint ? "min_(%s, %s)" : "fmin_nan(%s, %s)", a, m);
+    case R_PROD: return strf("%s * %s", a, m);
+    default: return strf("%s + %s", a, m);
+    }
+}
+
+static const char *int_min(DType t)
+{
+    switch (t) {
+    case DT_INT8: return "INT8_MIN";
+    case DT_INT16: return "INT16_MIN";
+    case DT_INT32: return "INT32_MIN";
+    case DT_INT64: return "INT64_MIN";
+    default: return "0";
+    }
+}
+
+static const char *int_max(DType t)
+{
+    switch (t) {
+    case DT_INT8: return "INT8_MAX";
+    case DT_INT16: return "INT16_MAX";
+    case DT_INT32: return "INT32_MAX";
+    case DT_INT64: return "INT64_MAX";
+    case DT_UINT8: return "UINT8_MAX";
+    case DT_UINT16: return "UINT16_MAX";
+    case DT_UINT32: return "UINT32_MAX";
+    default: return "UINT64_MAX";
+    }
+}
+
+static RCode rcode(int kind, DType t, int64_t count)
+{
+    RCode c = {0};
+    c.kind = kind;
+    if (is_floaty(t)) {
+        c.A = c.V = dtype_ctype(calc_type(t));
+    } else {
+        c.V = dtype_is_signed(t) ? "int64_t" : "uint64_t";
+        if (kind == R_MAX || kind == R_MIN)
+            c.A = c.V;
+        else if (kind == R_L2 || kind == R_LOGSUM || kind == R_LSE)
+            c.A = "double";
+        else
+            c.A = "uint64_t";
+    }
+    int isf = !strcmp(c.A, "float") || !strcmp(c.A, "double");
+    switch (kind) {
+    case R_PROD: c.init = "1"; break;
+    case R_MAX: c.init = isf ? "-INFINITY" : int_min(t); break;
+    case R_MIN: c.init = isf ? "INFINITY" : int_max(t); break;
+    default: c.init = "0"; break;
+    }
+    switch (kind) {
+    case R_MEAN:
+        if (isf)
+            c.post = strf("%%s / %s", flit((double)count, c.A));
+        else if (!count)
+            c.post = "0 * %s";
+        else
+            c.post = !strcmp(c.V, "int64_t") ? strf("(int64_t)%%s / %s", lit(count))
+                                             : strf("%%s / %s", lit(count));
+        break;
+    case R_L2: c.post = sfx("sqrt@(%s)", c.A); break;
+    case R_LOGSUM: c.post = sfx("log@(%s)", c.A); break;
+    case R_LSE: c.post = sfx("log@(%s) + sh", c.A); break;
+    default:
+        c.post = !strcmp(c.A, "uint64_t") && !strcmp(c.V, "int64_t") ? "(int64_t)%s" : "%s";
+        break;
+    }
+    return c;
+}
+
+/* One reduction pass over the rows of a "rows" kernel, into lanes acc[0..L). */
+static void rows_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int kind,
+                      DType tx, int L)
+{
+    RCode pc = *c;
+    pc.kind = kind;
+    if (kind == R_MAX)
+        pc.init = "-INFINITY";
+    int64_t K = g[ng - 1].n, KM = K - K % L;
+    line(b, ind, "for (j = 0; j < %d; j++)", L);
+    line(b, ind + 1, "acc[j] = %s;", pc.init);
+    for (int i = 0; i < ng - 1; i++)
+        if (g[i].red) {
+            line(b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
+            ind++;
+        }
+    const char *base = offset(g, ng, 1, 0, -1);
+    const char *map = r_map(&pc, "sh");
+    if (KM) {
+        if (L > 1) {
+            line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
+            line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
+            line(b, ind + 2, "const %s v = %s;", pc.V, load(tx, strf("x[%s + k + j]", base)));
+            line(b, ind + 2, "acc[j] = %s;", r_comb(&pc, "acc[j]", map));
+            line(b, ind + 1, "}");
+        } else {
+            line(b, ind, "for (k = 0; k < %s; k++) {", lit(KM));
+            line(b, ind + 1, "const %s v = %s;", pc.V, load(tx, strf("x[%s + k]", base)));
+            line(b, ind + 1, "acc[0] = %s;", r_comb(&pc, "acc[0]", map));
+            line(b, ind, "}");
+        }
+    }
+    if (K % L) {
+        line(b, ind, "for (k = %s; k < %s; k++) {", lit(KM), lit(K));
+        line(b, ind + 1, "const %s v = %s;", pc.V, load(tx, strf("x[%s + k]", base)));
+        line(b, ind + 1, "acc[0] = %s;", r_comb(&pc, "acc[0]", map));
+        line(b, ind, "}");
+    }
+    for (int i = 0; i < ng - 1; i++)
+        if (g[i].red)
+            line(b, --ind, "}");
+    if (L > 1) {
+        line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
+        line(b, ind + 1, "for (j = 0; j < w; j++)");
+        line(b, ind + 2, "acc[j] = %s;", r_comb(&pc, "acc[j]", "acc[j + w]"));
+    }
+}
+
+static const char *gen_rows(const Grp *g, int ng, const RCode *c, DType tx, DType ty)
+{
+    Buf b = {0};
+    int64_t K = g[ng - 1].n;
+    int big = strcmp(c->A, "double") && strcmp(c->A, "uint64_t") && strcmp(c->A, "int64_t");
+    int L = K >= 32 ? (big ? 8 : 4) : K >= 8 ? 4 : 1;
+    line(&b, 1, "%s acc[%d];", c->A, L);
+    if (c->kind == R_LSE)
+        line(&b, 1, "%s sh;", c->A);
+    Buf decl = {0};
+    for (int i = 0; i < ng - 1; i++)
+        buf_printf(&decl, "i%d, ", i);
+    if (K > 0)
+        buf_puts(&decl, "k, ");
+    if (decl.len) {
+        decl.p[decl.len - 2] = 0;
+        line(&b, 1, "long %s;", decl.p);
+    }
+    line(&b, 1, "int j%s;", L > 1 ? ", w" : "");
+    int ind = 1;
+    for (int i = 0; i < ng - 1; i++)
+        if (!g[i].red) {
+            line(&b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
+            ind++;
+        }
+    if (c->kind == R_LSE) {
+        rows_pass(&b, ind, g, ng, c, R_MAX, tx, L);
+        line(&b, ind, "sh = isinf(acc[0]) ? 0 : acc[0];");
+    }
+    rows_pass(&b, ind, g, ng, c, c->kind, tx, L);
+    line(&b, ind, "y[%s] = %s;", offset(g, ng, 1, 1, 0), store(ty, strf(c->post, "acc[0]")));
+    for (int i = 0; i < ng - 1; i++)
+        if (!g[i].red)
+            line(&b, --ind, "}");
+    return b.p;
+}
+
+static void cols_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int kind,
+                      DType tx, const char *nb, const char *b0)
+{
+    RCode pc = *c;
+    pc.kind = kind;
+    if (kind == R_MAX)
+        pc.init = "-INFINITY";
+    line(b, ind, "for (j = 0; j < %s; j++)", nb);
+    line(b, ind + 1, "acc[j] = %s;", pc.init);
+    for (int i = 0; i < ng - 1; i++)
+        if (g[i].red) {
+            line(b, ind, "for (i%d = 0; i%d < %s; i%d++)", i, i, lit(g[i].n), i);
+            ind++;
+        }
+    line(b, ind, "for (j = 0; j < %s; j++) {", nb);
+    line(b, ind + 1, "const %s v = %s;", pc.V,
+         load(tx, strf("x[%s%s + j]", offset(g, ng, 1, 0, -1), b0)));
+    line(b, ind + 1, "acc[j] = %s;", r_comb(&pc, "acc[j]", r_map(&pc, "sh[j]")));
+    line(b, ind, "}");
+}
+
+static const char *gen_cols(const Grp *g, int ng, const RCode *c, DType tx, DType ty)
+{
+    Buf b = {0};
+    int64_t B = g[ng - 1].n, CH = chunk_of(B);
+    line(&b, 1, "%s acc[%s];", c->A, lit(CH));
+    if (c->kind == R_LSE)
+        line(&b, 1, "%s sh[%s];", c->A, lit(CH));
+    Buf decl = {0};
+    for (int i = 0; i < ng - 1; i++)
+        buf_printf(&decl, "i%d, ", i);
+    line(&b, 1, "long %sj;", decl.p ? decl.p : "");
+    int ind = 1;
+    for (int i = 0; i < ng - 1; i++)
+        if (!g[i].red) {
+            line(&b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
+            ind++;
+        }
+    const char *nb = lit(B), *b0 = "";
+    if (B > CH) {
+        line(&b, ind, "long b0;");
+        line(&b, ind, "for (b0 = 0; b0 < %s; b0 += %s) {", lit(B), lit(CH));
+        ind++;
+        line(&b, ind, "const long nb = %s - b0 < %s ? %s - b0 : %s;", lit(B), lit(CH), lit(B),
+             lit(CH));
+        nb = "nb";
+        b0 = " + b0";
+    }
+    if (c->kind == R_LSE) {
+        cols_pass(&b, ind, g, ng, c, R_MAX, tx, nb, b0);
+        line(&b, ind, "for (j = 0; j < %s; j++)", nb);
+        line(&b, ind + 1, "sh[j] = isinf(acc[j]) ? 0 : acc[j];");
+    }
+    cols_pass(&b, ind, g, ng, c, c->kind, tx, nb, b0);
+    const char *post = c->kind == R_LSE ? sfx("log@(acc[j]) + sh[j]", c->A)
+                                        : strf(c->post, "acc[j]");
+    line(&b, ind, "for (j = 0; j < %s; j++)", nb);
+    line(&b, ind + 1, "y[%s%s + j] = %s;", offset(g, ng, 1, 1, 0), b0, store(ty, post));
+    if (B > CH)
+        line(&b, --ind, "}");
+    for (int i = 0; i < ng - 1; i++)
+        if (!g[i].red)
+            line(&b, --ind, "}");
+    return b.p;
+}
+
+static const char *mask_str(unsigned long mask, int rank)
+{
+    Buf b = {0};
+    buf_puts(&b, "{");
+    for (int i = 0; i < rank; i++)
+        if (mask >> i & 1)
+            buf_printf(&b, b.len > 1 ? ",%d" : "%d", i);
+    buf_puts(&b, "}");
+    return b.p;
+}
+
+/* The kernel reducing x over MASK into y (y's data layout does not depend on keepdims). */
+static const char *reduce_kernel(Emit *e, Node *n, unsigned long mask)
+{
+    Value *x = n->in[0], *y = n->out[0];
+    Grp g[MLBC_MAX_RANK + 1];
+    int ng = make_groups(x, mask, g);
+    int64_t count = numel(y) ? numel(x) / numel(y) : 0;
+    int kind = reduce_kind(n);
+    RCode c = rcode(kind, x->dt, count);
+    if (kind == R_MAX || kind == R_MIN || kind == R_LSE)
+        helper(e, "minmax");
+    need_half(e, x->dt, y->dt);
+    int rows = g[ng - 1].red;
+    const char *body = rows ? gen_rows(g, ng, &c, x->dt, y->dt)
+                            : gen_cols(g, ng, &c, x->dt, y->dt);
+    return kernel(e, n, "reduce",
+                  "DOC", strf("%s over axes %s of %s%s -> %s; %s, accumulating in %s", n->op,
+                              mask_str(mask, x->rank), dtype_name(x->dt), shape_str(x),
+                              shape_str(y), rows ? "rows" : "columns", c.A),
+                  "TX", dtype_ctype(x->dt), "TY", dtype_ctype(y->dt), "BODY", body, NULL);
+}
+
+static void reduce_emit(Emit *e, Node *n)
+{
+    ReduceInfo *ri = n->aux;
+    Value *x = n->in[0], *y = n->out[0];
+    if (!numel(y))
+        return;
+    if (!ri->runtime) {
+        stmt(e, "%s(%s, %s);", reduce_kernel(e, n, ri->mask), ref(e, x), ref(e, y));
+        return;
+    }
+    /* Axes that only cover size-1 dimensions change nothing in the data. */
+    unsigned long trivial = 0;
+    for (int i = 0; i < x->rank; i++)
+        if (x->dim[i] == 1)
+            trivial |= 1ul << i;
+    Buf cases = {0};
+    const char *done[256];
+    unsigned long done_mask[256];
+    int ndone = 0;
+    for (int i = 0; i < ri->ncand; i++) {
+        unsigned long eff = ri->cand[i] & ~trivial;
+        int seen = 0;
+        for (int k = 0; k < ndone; k++)
+            seen |= done_mask[k] == eff;
+        if (seen)
+            continue;
+        done_mask[ndone] = eff;
+        done[ndone++] = reduce_kernel(e, n, eff);
+    }
+    for (int k = 0; k < ndone; k++) {
+        Buf cond = {0};
+        for (int i = 0; i < ri->ncand; i++)
+            if ((ri->cand[i] & ~trivial) == done_mask[k])
+                buf_printf(&cond, "%smask == %luu", cond.len ? " || " : "", ri->cand[i]);
+        buf_printf(&cases, "    if (%s) {\n        %s(x, y);\n        return 0;\n    }\n", cond.p,
+                   done[k]);
+    }
+    Value *a = n->in[1];
+    const char *fn = kernel(e, n, "reduce_dispatch",
+        "DOC", strf("%s of %s%s -> %s over axes given at run time", n->op, dtype_name(x->dt),
+                    shape_str(x), shape_str(y)),
+        "TA", dtype_ctype(a->dt), "TX", dtype_ctype(x->dt), "TY", dtype_ctype(y->dt),
+        "NAXES", lit(numel(a)), "RANK", lit(x->rank), "CASES", cases.p, NULL);
+    check(e, strf("%s(%s, %s, %s) == 0", fn, ref(e, a), ref(e, x), ref(e, y)),
+          strf("%s: axes disagree with the declared output shape", n->op));
+}
+
+/* Compile-time evaluation (shape arithmetic such as ReduceProd of a shape). */
+static int reduce_fold(Node *n)
+{
+    ReduceInfo *ri = n->aux;
+    Value *x = n->in[0], *y = n->out[0];
+    if (ri->runtime || is16(x->dt))
+        return 0;
+    int kind = reduce_kind(n);
+    int64_t ny = numel(y), nx = numel(x);
+    int64_t count = ny ? nx / ny : 0;
+    int isf = dtype_is_float(x->dt) || kind == R_L2 || kind == R_LOGSUM || kind == R_LSE;
+    double *fa = xalloc(sizeof(double) * (size_t)(ny ? ny : 1));
+    double *sh = xalloc(sizeof(double) * (size_t)(ny ? ny : 1));
+    uint64_t *ia = xalloc(sizeof(uint64_t) * (size_t)(ny ? ny : 1));
+    int64_t ys[MLBC_MAX_RANK], s = 1;
+    for (int i = x->rank - 1; i >= 0; i--) {
+        ys[i] = ri->mask >> i & 1 ? 0 : s;
+        if (!(ri->mask >> i & 1))
+            s *= x->dim[i];
+    }
+    for (int pass = kind == R_LSE ? 0 : 1; pass < 2; pass++) {
+        int k = pass == 0 ? R_MAX : kind;
+        for (int64_t o = 0; o < ny; o++) {
+            double fi = k == R_PROD ? 1 : k == R_MAX ? -INFINITY : k == R_MIN ? INFINITY : 0;
+            fa[o] = fi;
+            ia[o] = k == R_PROD ? 1 : 0;
+            if (!isf && (k == R_MAX || k == R_MIN))
+                ia[o] = (uint64_t)(k == R_MAX ? (dtype_is_signed(x->dt) ? INT64_MIN : 0)
+                                              : (dtype_is_signed(x->dt) ? INT64_MAX : -1));
+        }
+        for (int64_t i = 0; i < nx; i++) {
+            int64_t o = 0, r = i;
+            for (int d = x->rank - 1; d >= 0; d--) {
+                o += (r % x->dim[d]) * ys[d];
+                r /= x->dim[d];
+            }
+            if (isf) {
+                double v = value_get_f(x, i), *a = &fa[o];
+                switch (k) {
+                case R_MAX: *a = v != v || *a != *a ? NAN : v > *a ? v : *a; break;
+                case R_MIN: *a = v != v || *a != *a ? NAN : v < *a ? v : *a; break;
+                case R_PROD: *a *= v; break;
+                case R_L1: *a += fabs(v); break;
+                case R_L2: case R_SUMSQ: *a += v * v; break;
+                case R_LSE: *a += exp(v - sh[o]); break;
+                default: *a += v; break;
+                }
+            } else {
+                int64_t v = value_get_i(x, i);
+                uint64_t *a = &ia[o];
+                int sg = dtype_is_signed(x->dt);
+                switch (k) {
+                case R_MAX:
+                    if (sg ? v > (int64_t)*a : (uint64_t)v > *a)
+                        *a = (uint64_t)v;
+                    break;
+                case R_MIN:
+                    if (sg ? v < (int64_t)*a : (uint64_t)v < *a)
+                        *a = (uint64_t)v;
+                    break;
+                case R_PROD: *a *= (uint64_t)v; break;
+                case R_L1: *a += v < 0 ? 0 - (uint64_t)v : (uint64_t)v; break;
+                case R_SUMSQ: *a += (uint64_t)v * (uint64_t)v; break;
+                default: *a += (uint64_t)v; break;
+                }
+            }
+        }
+        if (pass == 0)
+            for (int64_t o = 0; o < ny; o++)
+                sh[o] = isinf(fa[o]) ? 0 : fa[o];
+    }
+    for (int64_t o = 0; o < ny; o++) {
+        if (isf) {
+            double a = fa[o];
+            switch (kind) {
+            case R_MEAN: a /= (double)count; break;
+            case R_L2: a = sqrt(a); break;
+            case R_LOGSUM: a = log(a); break;
+            case R_LSE: a = log(a) + sh[o]; break;
+            default: break;
+            }
+            value_set_f(y, o, a);
+        } else {
+            uint64_t a = ia[o];
+            if (kind == R_MEAN)
+                a = !count ? 0 : dtype_is_signed(x->dt) ? (uint64_t)((int64_t)a / count)
+                                                          : a / (uint64_t)count;
+            value_set_i(y, o, (int64_t)a);
+        }
+    }
+    return 1;
+}
+
+/* ---- ArgMax, ArgMin ---- */
+
+static void arg_infer(Node *n)
+{
+    Value *x = input(n, 0);
+    if (!x || n->nin != 1)
+        node_die(n, "takes exactly 1 input");
+    need_numeric(n, x);
+    int axis = norm_axis(n, attr_int(n, "axis", 0), x->rank);
+    int keep = (int)attr_int(n, "keepdims", 1);
+    if (x->rank && x->dim[axis] == 0)
+        node_die(n, "cannot take %s over an empty axis", n->op);
+    int64_t dim[MLBC_MAX_RANK];
+    int r = x->rank ? reduced_shape(x, 1ul << axis, keep, dim) : 0;
+    set_output(n, 0, DT_INT64, r, dim);
+}
+
+/* The update condition of a running extreme (v against BEST). */
+static const char *better(int largest, int last, DType t, const char *v, const char *best)
+{
+    const char *cmp = largest ? (last ? ">=" : ">") : (last ? "<=" : "<");
+    if (!is_floaty(t))
+        return strf("%s %s %s", v, cmp, best);
+    return last ? strf("%s %s %s || %s != %s", v, cmp, best, v, v)
+                : strf("%s %s %s || (%s != %s && %s == %s)", v, cmp, best, v, v, best, best);
+}
+
+static const char *value_ctype(DType t)
+{
+    return is_floaty(t) ? dtype_ctype(calc_type(t)) : dtype_ctype(t);
+}
+
+static void arg_emit(Emit *e, Node *n)
+{
+    Value *x = n->in[0], *y = n->out[0];
+    if (!numel(y))
+        return;
+    int axis = x->rank ? norm_axis(n, attr_int(n, "axis", 0), x->rank) : 0;
+    int last = (int)attr_int(n, "select_last_index", 0);
+    int largest = !strcmp(n->op, "ArgMax");
+    int64_t A, K, B;
+    split_axis(x, axis, &A, &K, &B);
+    need_half(e, x->dt, DT_UNDEF);
+    const char *fn = kernel(e, n, "reduce_arg",
+        "DOC", strf("%s over axis %d of %s%s -> int64%s", n->op, axis, dtype_name(x->dt),
+                    shape_str(x), shape_str(y)),
+        "TIE", last ? "last" : "first", "TX", dtype_ctype(x->dt), "C", value_ctype(x->dt),
+        "CH", lit(chunk_of(B)), "A", lit(A), "K", lit(K), "B", lit(B), "KB", lit(K * B),
+        "LOAD0", load(x->dt, "xa[b0 + j]"),
+        "LOADK", load(x->dt, strf("xa[k * %s + b0 + j]", lit(B))),
+        "BETTER", better(largest, last, x->dt, "v", "best[j]"), NULL);
+    stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
+}
+
+/* ---- Softmax, LogSoftmax, Hardmax ---- */
+
+static void softmax_infer(Node *n)
+{
+    Value *x = input(n, 0);
+    if (!x || n->nin != 1)
+        node_die(n, "takes exactly 1 input");
+    need_floaty(n, x);
+    if (x->rank == 0)
+        node_die(n, "input must have rank >= 1");
+    norm_axis(n, attr_int(n, "axis", n->opset < 13 ? 1 : -1), x->rank);
+    copy_shape(n, 0, x, DT_UNDEF);
+}
+
+/* [A][K][B]: before opset 13 the input is coerced to 2-D at axis. */
+static void softmax_view(Node *n, int64_t *A, int64_t *K, int64_t *B)
+{
+    Value *x = n->in[0];
+    int axis = norm_axis(n, attr_int(n, "axis", n->opset < 13 ? 1 : -1), x->rank);
+    if (n->opset < 13) {
+        *A = numel_dims(axis, x->dim);
+        *K = numel_dims(x->rank - axis, x->dim + axis);
+        *B = 1;
+    } else {
+        split_axis(x, axis, A, K, B);
+    }
+}
+
+static void softmax_emit(Emit *e, Node *n)
+{
+    Value *x = n->in[0], *y = n->out[0];
+    if (!numel(y))
+        return;
+    int64_t A, K, B;
+    softmax_view(n, &A, &K, &B);
+    int logsm = !strcmp(n->op, "LogSoftmax");
+    DType t = x->dt;
+    const char *C = dtype_ctype(calc_type(t)), *S = strcmp(C, "float") ? "" : "f";
+    int keep_e = !logsm && !is16(t); /* exp values parked in y, then scaled */
+    const char *doc = strf("%s over %s of %s%s (viewed as [%lld][%lld][%lld])", n->op,
+                           n->opset < 13 ? "the coerced 2-D rows" : "one axis", dtype_name(t),
+                           shape_str(x), (long long)A, (long long)K, (long long)B);
+    helper(e, "minmax");
+    need_half(e, t, DT_UNDEF);
+    const char *fn;
+    if (B == 1) {
+        int L = K >= 32 ? (strcmp(C, "float") ? 4 : 8) : K >= 8 ? 4 : 1;
+        int64_t KM = K - K % L;
+        const char *out = logsm ? store(t, strf("%s - mx - sum", load(t, "xr[k]")))
+                          : keep_e ? "yr[k] / sum"
+                                   : store(t, strf("exp%s(%s - mx) / sum", S, load(t, "xr[k]")));
+        fn = kernel(e, n, "reduce_softmax_rows", "OP", n->op, "DOC", doc, "TX",
+                    dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "SFX", S, "A", lit(A),
+                    "K", lit(K), "L", strf("%d", L), "KM", lit(KM),
+                    "LOADKJ", load(t, "xr[k + j]"), "LOADK", load(t, "xr[k]"),
+                    "STOREE_KJ", keep_e ? "                yr[k + j] = e;\n" : "",
+                    "STOREE_K", keep_e ? "            yr[k] = e;\n" : "",
+                    "FINISH", logsm ? strf("log%s(s[0])", S) : "s[0]", "OUT", out, NULL);
+    } else {
+        const char *ld = load(t, strf("xa[k * %s + b0 + j]", lit(B)));
+        const char *out = logsm ? store(t, strf("%s - m[j] - s[j]", ld))
+                          : keep_e ? strf("ya[k * %s + b0 + j] / s[j]", lit(B))
+                                   : store(t, strf("exp%s(%s - m[j]) / s[j]", S, ld));
+        fn = kernel(e, n, "reduce_softmax_cols", "OP", n->op, "DOC", doc, "TX",
+                    dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "SFX", S, "A", lit(A),
+                    "K", lit(K), "B", lit(B), "KB", lit(K * B), "CH", lit(chunk_of(B)),
+                    "LOAD", ld,
+                    "STOREE", keep_e ? strf("                    ya[k * %s + b0 + j] = e;\n",
+                                            lit(B))
+                                     : "",
+                    "FINISH", logsm ? strf("log%s(s[j])", S) : "s[j]", "OUT", out, NULL);
+    }
+    stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
+}
+
+static void hardmax_emit(Emit *e, Node *n)
+{
+    Value *x = n->in[0], *y = n->out[0];
+    if (!numel(y))
+        return;
+    int64_t A, K, B;
+    softmax_view(n, &A, &K, &B);
+    DType t = x->dt;
+    need_half(e, t, DT_UNDEF);
+    const char *fn = kernel(e, n, "reduce_hardmax",
+        "DOC", strf("Hardmax of %s%s (viewed as [%lld][%lld][%lld])", dtype_name(t),
+                    shape_str(x), (long long)A, (long long)K, (long long)B),
+        "TX", dtype_ctype(t), "TY", dtype_ctype(t), "C", value_ctype(t),
+        "CH", lit(chunk_of(B)), "A", lit(A), "K", lit(K), "B", lit(B), "KB", lit(K * B),
+        "LOAD0", load(t, "xa[b0 + j]"), "LOADK", load(t, strf("xa[k * %s + b0 + j]", lit(B))),
+        "BETTER", better(1, 0, t, "v", "best[j]"),
+        "ONE", t == DT_FLOAT16 ? "0x3c00" : t == DT_BFLOAT16 ? "0x3f80" : "1",
+        "ZERO", "0", NULL);
+    stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
+}
+
+/* ---- CumSum ---- */
+
+static void cumsum_infer(Node *n)
+{
+    Value *x = input(n, 0), *a = input(n, 1);
+    if (!x || !a || n->nin != 2)
+        node_die(n, "takes 2 inputs (x, axis)");
+    need_numeric(n, x);
+    if ((a->dt != DT_INT32 && a->dt != DT_INT64) || numel(a) != 1 || a->rank > 1)
+        node_die(n, "axis must be an int32 or int64 scalar");
+    if (x->rank == 0)
+        node_die(n, "input must have rank >= 1");
+    if (a->data)
+        norm_axis(n, value_get_i(a, 0), x->rank);
+    copy_shape(n, 0, x, DT_UNDEF);
+}
+
+static const char *cumsum_kernel(Emit *e, Node *n, int axis)
+{
+    Value *x = n->in[0];
+    DType t = x->dt;
+    int excl = (int)attr_int(n, "exclusive", 0), rev = (int)attr_int(n, "reverse", 0);
+    int64_t A, K, B;
+    split_axis(x, axis, &A, &K, &B);
+    const char *C = is_floaty(t) ? dtype_ctype(calc_type(t)) : "uint64_t";
+    const char *ld = load(t, strf("xa[k * %s + b0 + j]", lit(B)));
+    const char *st = strf("                    ya[k * %s + b0 + j] = %s;\n", lit(B),
+                          store(t, "acc[j]"));
+    const char *add = "                    acc[j] += v;\n";
+    need_half(e, t, DT_UNDEF);
+    return kernel(e, n, "reduce_cumsum",
+        "MODE", strf("%s, %s", excl ? "exclusive" : "inclusive", rev ? "reverse" : "forward"),
+        "DOC", strf("CumSum over axis %d of %s%s", axis, dtype_name(t), shape_str(x)),
+        "TX", dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "CH", lit(chunk_of(B)),
+        "A", lit(A), "B", lit(B), "KB", lit(K * B),
+        "START", rev ? lit(K - 1) : "0",
+        "COND", rev ? "k >= 0" : strf("k < %s", lit(K)),
+        "STEP", rev ? "--" : "++",
+        "LOAD", is_floaty(t) ? ld : strf("(uint64_t)%s", ld),
+        "BODY", excl ? strf("%s%s", st, add) : strf("%s%s", add, st), NULL);
+}
+
+static void cumsum_emit(Emit *e, Node *n)
+{
+    Value *x = n->in[0], *a = n->in[1], *y = n->out[0];
+    if (!numel(y))
+        return;
+    if (a->data) {
+        int axis = norm_axis(n, value_get_i(a, 0), x->rank);
+        stmt(e, "%s(%s, %s);", cumsum_kernel(e, n, axis), ref(e, x), ref(e, y));
+        return;
+    }
+    Buf cases = {0};
+    for (int i = 0; i < x->rank; i++)
+        buf_printf(&cases, "    case %d: %s(x, y); return 0;\n", i, cumsum_kernel(e, n, i));
+    const char *fn = kernel(e, n, "reduce_axis_dispatch", "OP", "CumSum",
+        "DOC", strf("CumSum of %s%s over an axis given at run time", dtype_name(x->dt),
+                    shape_str(x)),
+        "TA", dtype_ctype(a->dt), "TX", dtype_ctype(x->dt), "TY", dtype_ctype(y->dt),
+        "RANK", lit(x->rank), "CASES", cases.p, NULL);
+    check(e, strf("%s(%s, %s, %s) == 0", fn, ref(e, a), ref(e, x), ref(e, y)),
+          "CumSum: axis out of range");
+}
+
+/* ---- TopK ---- */
+
+static int topk_axis(Node *n) { return norm_axis(n, attr_int(n, "axis", -1), n->in[0]->rank); }
+
+static void topk_infer(Node *n)
+{
+    Value *x = input(n, 0);
+    if (!x)
+        node_die(n, "input 0 is required");
+    need_numeric(n, x);
+    if (x->rank == 0)
+        node_die(n, "input must have rank >= 1");
+    int axis = topk_axis(n);
+    int64_t k;
+    int64_t dim[MLBC_MAX_RANK];
+    memcpy(dim, x->dim, sizeof(int64_t) * x->rank);
+    if (n->opset < 10) {
+        if (n->nin != 1)
+            node_die(n, "takes 1 input at opset %d", n->opset);
+        k = attr_int(n, "k", -1);
+    } else {
+        Value *kv = input(n, 1);
+        if (!kv || n->nin != 2)
+            node_die(n, "takes 2 inputs (X, K)");
+        if (kv->dt != DT_INT64 || numel(kv) != 1)
+            node_die(n, "K must be a 1-element int64 tensor");
+        if (!kv->data) {
+            if (!use_declared(n, 0, x->dt) || !use_declared(n, 1, DT_INT64))
+                node_die(n, "K ('%s') is not a constant and the outputs have no declared "
+                         "static shape; give K as an initializer or declare the outputs",
+                         kv->name);
+            Value *v = n->out[0] ? n->out[0] : n->out[1];
+            if (v->rank != x->rank)
+                node_die(n, "declared output rank %d differs from the input's %d", v->rank,
+                         x->rank);
+            for (int i = 0; i < x->rank; i++)
+                if (i != axis && v->dim[i] != x->dim[i])
+                    node_die(n, "declared output shape %s does not fit input %s", shape_str(v),
+                             shape_str(x));
+            if (n->out[0] && n->out[1] &&
+                (n->out[1]->rank != v->rank ||
+                 memcmp(n->out[1]->dim, v->dim, sizeof(int64_t) * v->rank)))
+                node_die(n, "the declared shapes of Values and Indices differ");
+            k = v->dim[axis];
+            if (k > x->dim[axis])
+                node_die(n, "declared k = %lld exceeds the axis length %lld", (long long)k,
+                         (long long)x->dim[axis]);
+            n->aux = xalloc(sizeof(int64_t));
+            *(int64_t *)n->aux = k;
+            return;
+        }
+        k = value_get_i(kv, 0);
+    }
+    if (k < 0 || k > x->dim[axis])
+        node_die(n, "k = %lld is out of range for axis length %lld", (long long)k,
+                 (long long)x->dim[axis]);
+    n->aux = xalloc(sizeof(int64_t));
+    *(int64_t *)n->aux = k;
+    dim[axis] = k;
+    set_output(n, 0, x->dt, x->rank, dim);
+    set_output(n, 1, DT_INT64, x->rank, dim);
+}
+
+static void topk_emit(Emit *e, Node *n)
+{
+    Value *x = n->in[0];
+    int64_t k = *(int64_t *)n->aux;
+    Value *kv = input(n, 1);
+    if (kv && !kv->data)
+        check(e, strf("%s[0] == %s", ref(e, kv), lit(k)),
+              "TopK: K disagrees with the declared output shape");
+    if (!k || !numel(x))
+        return;
+    int axis = topk_axis(n);
+    int largest = (int)attr_int(n, "largest", 1);
+    int64_t A, K, B;
+    split_axis(x, axis, &A, &K, &B);
+    if (!n->out[0] || !n->out[1])
+        node_die(n, "TopK needs both outputs (Values and Indices)");
+    need_half(e, x->dt, DT_UNDEF);
+    const char *fn = kernel(e, n, "reduce_topk",
+        "DOC", strf("TopK, k = %lld, over axis %d of %s%s", (long long)k, axis,
+                    dtype_name(x->dt), shape_str(x)),
+        "WHICH", largest ? "largest" : "smallest", "TX", dtype_ctype(x->dt),
+        "C", value_ctype(x->dt), "A", lit(A), "K", lit(K), "B", lit(B), "KB", lit(K * B),
+        "K1", lit(k), "K1B", lit(k * B), "LOADV", load(x->dt, strf("xr[i * %s]", lit(B))),
+        "BETTER", strf("v %s %s", largest ? ">" : "<",
+                       load(x->dt, strf("vr[(p - 1) * %s]", lit(B)))), NULL);
+    stmt(e, "%s(%s, %s, %s);", fn, ref(e, x), ref(e, n->out[0]), ref(e, n->out[1]));
+}
+
 const OpDef ops_reduce[] = {
+    {"ReduceSum", reduce_infer, reduce_fold, reduce_emit, NULL},
+    {"ReduceMean", reduce_infer, reduce_fold, reduce_emit, NULL},
+    {"ReduceMax", reduce_infer, reduce_fold, reduce_emit, NULL},
+    {"ReduceMin", reduce_infer, reduce_fold, reduce_emit, NULL},
+    {"ReduceProd", reduce_infer, reduce_fold, reduce_emit, NULL},
+    {"ReduceL1", reduce_infer, reduce_fold, reduce_emit, NULL},
+    {"ReduceL2", reduce_infer, reduce_fold, reduce_emit, NULL},
+    {"ReduceLogSum", reduce_infer, reduce_fold, reduce_emit, NULL},
+    {"ReduceLogSumExp", reduce_infer, reduce_fold, reduce_emit, NULL},
+    {"ReduceSumSquare", reduce_infer, reduce_fold, reduce_emit, NULL},
+    {"ArgMax", arg_infer, NULL, arg_emit, NULL},
+    {"ArgMin", arg_infer, NULL, arg_emit, NULL},
+    {"Softmax", softmax_infer, NULL, softmax_emit, NULL},
+    {"LogSoftmax", softmax_infer, NULL, softmax_emit, NULL},
+    {"Hardmax", softmax_infer, NULL, hardmax_emit, NULL},
+    {"CumSum", cumsum_infer, NULL, cumsum_emit, NULL},
+    {"TopK", topk_infer, NULL, topk_emit, NULL},
     {0},
 };

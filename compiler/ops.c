@@ -3,12 +3,13 @@
 
 #include "mlbc.h"
 
-extern const OpDef ops_elementwise[], ops_shape[], ops_movement[], ops_reduce[], ops_norm[],
-    ops_linalg[], ops_conv[], ops_pool[], ops_rnn[], ops_loss[];
+extern const OpDef ops_elementwise[], ops_shape[], ops_layout[], ops_movement[], ops_reduce[],
+    ops_norm[], ops_linalg[], ops_conv[], ops_pool[], ops_rnn[], ops_loss[],
+    ops_resize[], ops_quant[], ops_signal[];
 
 static const OpDef *const families[] = {
-    ops_elementwise, ops_shape, ops_movement, ops_reduce, ops_norm,
-    ops_linalg, ops_conv, ops_pool, ops_rnn, ops_loss,
+    ops_elementwise, ops_shape, ops_layout, ops_movement, ops_reduce, ops_norm,
+    ops_linalg, ops_conv, ops_pool, ops_rnn, ops_loss, ops_resize, ops_quant, ops_signal,
 };
 
 const OpDef *find_op(const char *name)

@@ -1,0 +1,558 @@
+/* op_resize.c - spatial resampling: Resize (opsets 10, 11, 13), the deprecated Upsample
+ * (opsets 7, 9) and GridSample (opset 16).
+ *
+ * Resize follows the ONNX reference implementation: per axis, an output index o maps to a
+ * source coordinate x (coordinate_transformation_mode), the taps around x get nearest,
+ * linear or cubic weights, indices are clamped to the input (edge padding), and an
+ * N-dimensional result is the nested weighted sum over the resized axes. The scales, sizes
+ * and roi inputs are usually constants but may be run-time inputs: then the output shape
+ * is the declared one (use_declared), a run-time check verifies the input agrees with it,
+ * and the tap tables are computed at run time from the input (they always are; it costs
+ * O(sum of output sizes)). Axes that provably map onto themselves (same size, scale 1) are
+ * read straight through.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "mlbc.h"
+
+enum { NEAREST, LINEAR, CUBIC };
+
+typedef struct Rz {
+    int mode, taps;                 /* taps per axis: 1, 2, 4 */
+    const char *coord;              /* coordinate_transformation_mode */
+    const char *nearest;            /* nearest_mode, or "simple" (opset < 11) */
+    double a, extrap;
+    int exclude;
+    Value *roi, *scales, *sizes;    /* present and non-empty, else NULL */
+    int const_scales;               /* scales known at compile time: cs[] */
+    double cs[MLBC_MAX_RANK];
+} Rz;
+
+static const DType resize_types[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16, DT_INT8,
+                                     DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32,
+                                     DT_INT64, DT_UINT64, DT_BOOL, DT_UNDEF};
+
+static const char *dlit(double x)
+{
+    char s[40];
+    snprintf(s, sizeof s, "%.17g", x);
+    return strpbrk(s, ".en") ? strf("%s", s) : strf("%s.0", s);
+}
+
+static Value *nonempty(Node *n, int i)
+{
+    Value *v = input(n, i);
+    return v && numel(v) > 0 ? v : NULL;
+}
+
+static void rz_parse(Node *n, Rz *z)
+{
+    memset(z, 0, sizeof *z);
+    int is_up = !strcmp(n->op, "Upsample");
+    const char *mode = attr_str(n, "mode", "nearest");
+    if (!strcmp(mode, "nearest"))
+        z->mode = NEAREST;
+    else if (!strcmp(mode, "linear") || (is_up && !strcmp(mode, "bilinear")))
+        z->mode = LINEAR;
+    else if (!strcmp(mode, "cubic") && !is_up && n->opset >= 11)
+        z->mode = CUBIC;
+    else
+        node_die(n, "mode '%s' is not supported", mode);
+    z->taps = z->mode == NEAREST ? 1 : z->mode == LINEAR ? 2 : 4;
+    z->a = -0.75;
+    if (is_up || n->opset < 11) {
+        /* Upsample and Resize-10: asymmetric coordinates, nearest rounds down when
+         * upsampling and up when downsampling (as ONNX Runtime does). */
+        z->coord = "asymmetric";
+        z->nearest = "simple";
+        if (is_up && n->opset < 9) {
+            float s[MLBC_MAX_RANK];
+            int k = attr_floats(n, "scales", s, MLBC_MAX_RANK);
+            if (k < 0)
+                node_die(n, "attribute 'scales' is required");
+            if (k != n->in[0]->rank)
+                node_die(n, "'scales' has %d values for an input of rank %d", k, n->in[0]->rank);
+            z->const_scales = 1;
+            for (int i = 0; i < k; i++)
+                z->cs[i] = s[i];
+            return;
+        }
+        if (n->nin != 2 || !n->in[1])
+            node_die(n, "takes inputs X and scales");
+        z->scales = n->in[1];
+    } else {
+        z->coord = attr_str(n, "coordinate_transformation_mode", "half_pixel");
+        z->nearest = attr_str(n, "nearest_mode", "round_prefer_floor");
+        z->a = attr_float(n, "cubic_coeff_a", -0.75);
+        z->exclude = (int)attr_int(n, "exclude_outside", 0);
+        z->extrap = attr_float(n, "extrapolation_value", 0.0);
+        static const char *coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                       "asymmetric", "tf_half_pixel_for_nn",
+                                       "tf_crop_and_resize", NULL};
+        int ok = 0;
+        for (int i = 0; coords[i]; i++)
+            ok |= !strcmp(z->coord, coords[i]);
+        if (!ok)
+            node_die(n, "coordinate_transformation_mode '%s' is not supported", z->coord);
+        static const char *nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
+                                    NULL};
+        ok = 0;
+        for (int i = 0; nms[i]; i++)
+            ok |= !strcmp(z->nearest, nms[i]);
+        if (!ok)
+            node_die(n, "nearest_mode '%s' is not supported", z->nearest);
+        if (n->nin < 2 || n->nin > 4)
+            node_die(n, "takes 2 to 4 inputs, got %d", n->nin);
+        z->roi = nonempty(n, 1);
+        z->scales = nonempty(n, 2);
+        z->sizes = nonempty(n, 3);
+        if (z->scales && z->sizes)
+            node_die(n, "only one of 'scales' and 'sizes' may be given");
+        if (!z->scales && !z->sizes)
+            node_die(n, "one of 'scales' and 'sizes' is required");
+        if (!strcmp(z->coord, "tf_crop_and_resize") && !z->roi)
+            node_die(n, "tf_crop_and_resize needs the roi input");
+    }
+    int r = n->in[0]->rank;
+    if (z->scales) {
+        static const DType ft[] = {DT_FLOAT, DT_UNDEF};
+        need_type(n, z->scales, ft);
+        if (numel(z->scales) != r)
+            node_die(n, "scales '%s' has %lld values for an input of rank %d", z->scales->name,
+                     (long long)numel(z->scales), r);
+        if (z->scales->data) {
+            z->const_scales = 1;
+            for (int i = 0; i < r; i++)
+                z->cs[i] = value_get_f(z->scales, i);
+        }
+    }
+    if (z->sizes) {
+        static const DType it[] = {DT_INT64, DT_UNDEF};
+        need_type(n, z->sizes, it);
+        if (numel(z->sizes) != r)
+            node_die(n, "sizes '%s' has %lld values for an input of rank %d", z->sizes->name,
+                     (long long)numel(z->sizes), r);
+    }
+    if (z->roi && !strcmp(z->coord, "tf_crop_and_resize")) {
+        static const DType rt[] = {DT_FLOAT, DT_DOUBLE, DT_UNDEF};
+        need_type(n, z->roi, rt);
+        if (numel(z->roi) != 2 * r)
+            node_die(n, "roi '%s' has %lld values; rank %d needs %d", z->roi->name,
+                     (long long)numel(z->roi), r, 2 * r);
+    }
+}
+
+static void resize_infer(Node *n)
+{
+    if (n->nin < 1 || !n->in[0])
+        node_die(n, "input X is required");
+    Value *x = n->in[0];
+    need_type(n, x, resize_types);
+    Rz z;
+    rz_parse(n, &z);
+    if (z.mode != NEAREST && (x->dt == DT_BOOL))
+        node_die(n, "bool input needs mode nearest");
+    int r = x->rank;
+    int64_t dim[MLBC_MAX_RANK];
+    if (z.sizes && z.sizes->data) {
+        for (int i = 0; i < r; i++)
+            dim[i] = value_get_i(z.sizes, i);
+    } else if (z.const_scales) {
+        for (int i = 0; i < r; i++) {
+            double d = z.cs[i] * (double)x->dim[i];
+            if (!(d >= 0) || d > 9e15)
+                node_die(n, "scale %g is not valid for axis %d", z.cs[i], i);
+            dim[i] = (int64_t)d;
+        }
+    } else {
+        if (!use_declared(n, 0, x->dt))
+            node_die(n, "the %s input '%s' is not constant and the output has no declared "
+                     "static shape", z.sizes ? "sizes" : "scales",
+                     z.sizes ? z.sizes->name : z.scales->name);
+        if (n->out[0]->rank != r)
+            node_die(n, "declared output rank %d differs from the input's %d", n->out[0]->rank,
+                     r);
+        return;
+    }
+    set_output(n, 0, x->dt, r, dim);
+}
+
+/* The axis maps onto itself: same size and the scale is exactly 1 at compile time. */
+static int passive_axis(Node *n, const Rz *z, int a)
+{
+    Value *x = n->in[0], *y = n->out[0];
+    int r = x->rank;
+    if (x->dim[a] != y->dim[a])
+        return 0;
+    if (!z->sizes && !(z->const_scales && z->cs[a] == 1.0))
+        return 0;
+    if (!strcmp(z->coord, "tf_crop_and_resize"))
+        return z->roi->data && value_get_f(z->roi, a) == 0.0 &&
+               value_get_f(z->roi, r + a) == 1.0;
+    return 1;
+}
+
+/* Source coordinate of output index o (double) from scale, roi0, roi1. */
+static const char *coord_expr(const Rz *z, int64_t in)
+{
+    const char *c = z->coord, *I = lit(in);
+    if (!strcmp(c, "half_pixel"))
+        return "((double)o + 0.5) / scale - 0.5";
+    if (!strcmp(c, "pytorch_half_pixel"))
+        return strf("scale * %s == 1 ? -0.5 : ((double)o + 0.5) / scale - 0.5", I);
+    if (!strcmp(c, "align_corners"))
+        return strf("scale * %s == 1 ? 0.0 : (double)o * %s / (scale * %s - 1)", I,
+                    lit(in - 1), I);
+    if (!strcmp(c, "asymmetric"))
+        return "(double)o / scale";
+    if (!strcmp(c, "tf_half_pixel_for_nn"))
+        return "((double)o + 0.5) / scale";
+    /* tf_crop_and_resize */
+    return strf("(scale * %s == 1 ? (roi1 - roi0) * %s / 2 : (double)o * (roi1 - roi0) * %s / "
+                "(scale * %s - 1)) + roi0 * %s", I, lit(in - 1), lit(in - 1), I, lit(in - 1));
+}
+
+/* Body of the tap loop (after x and f = floor(x)). */
+static const char *taps_body(const Rz *z, int64_t in, const char *wt)
+{
+    Buf b = {0};
+    const char *ind = "        ";
+    const char *hi = lit(in - 1);
+    int tf = !strcmp(z->coord, "tf_crop_and_resize");
+    if (z->mode == NEAREST) {
+        const char *nm = z->nearest, *pick;
+        if (!strcmp(nm, "round_prefer_floor"))
+            pick = "x - f <= 0.5 ? f : f + 1";
+        else if (!strcmp(nm, "round_prefer_ceil"))
+            pick = "x - f < 0.5 ? f : f + 1";
+        else if (!strcmp(nm, "floor"))
+            pick = "f";
+        else if (!strcmp(nm, "ceil"))
+            pick = "f + 1";
+        else
+            pick = "scale < 1 ? f + 1 : f"; /* simple: ceil when downsampling */
+        buf_printf(&b, "%sif (x != f)\n%s    f = %s;\n", ind, ind, pick);
+        buf_printf(&b, "%sidx[o] = !(f >= 0) ? 0 : f > %s ? %s : (long)f;\n", ind, hi, hi);
+    } else {
+        int T = z->taps;
+        buf_printf(&b, "%sdouble r, c[%d];\n%slong b, t;\n", ind, T, ind);
+        /* An integral x takes the right-hand tap (weight 1), as the reference does. */
+        buf_printf(&b, "%sif (x == f)\n%s    f -= 1;\n", ind, ind);
+        buf_printf(&b, "%sr = x - f;\n", ind);
+        buf_printf(&b, "%sb = !(f >= -8) ? -8 : f > %s ? %s : (long)f;\n", ind, lit(in + 8),
+                   lit(in + 8));
+        if (z->mode == LINEAR) {
+            buf_printf(&b, "%sc[0] = 1 - r;\n%sc[1] = r;\n", ind, ind);
+        } else {
+            const char *A = dlit(z->a);
+            buf_printf(&b, "%sb -= 1;\n", ind);
+            buf_printf(&b, "%sc[0] = ((%s * (r + 1) - 5 * %s) * (r + 1) + 8 * %s) * (r + 1) - 4 * %s;\n",
+                       ind, A, A, A, A);
+            buf_printf(&b, "%sc[1] = ((%s + 2) * r - (%s + 3)) * r * r + 1;\n", ind, A, A);
+            buf_printf(&b, "%sc[2] = ((%s + 2) * (1 - r) - (%s + 3)) * (1 - r) * (1 - r) + 1;\n",
+                       ind, A, A);
+            buf_printf(&b, "%sc[3] = ((%s * (2 - r) - 5 * %s) * (2 - r) + 8 * %s) * (2 - r) - 4 * %s;\n",
+                       ind, A, A, A, A);
+        }
+        if (z->exclude) {
+            buf_printf(&b, "%s{\n%s    double s = 0;\n", ind, ind);
+            buf_printf(&b, "%s    for (t = 0; t < %d; t++) {\n", ind, T);
+            buf_printf(&b, "%s        if (b + t < 0 || b + t > %s)\n%s            c[t] = 0;\n",
+                       ind, hi, ind);
+            buf_printf(&b, "%s        s += c[t];\n%s    }\n", ind, ind);
+            buf_printf(&b, "%s    for (t = 0; t < %d; t++)\n%s        c[t] /= s;\n%s}\n", ind, T,
+                       ind, ind);
+        }
+        buf_printf(&b, "%sfor (t = 0; t < %d; t++) {\n", ind, T);
+        buf_printf(&b, "%s    idx[o * %d + t] = b + t < 0 ? 0 : b + t > %s ? %s : b + t;\n", ind,
+                   T, hi, hi);
+        buf_printf(&b, "%s    w[o * %d + t] = (%s)c[t];\n%s}\n", ind, T, wt, ind);
+    }
+    if (tf)
+        buf_printf(&b, "%sext[o] = !(x >= 0 && x <= %s);\n", ind, hi);
+    return b.p;
+}
+
+static int is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
+
+static const char *load_expr(DType t, const char *x, DType ct)
+{
+    if (t == DT_FLOAT16)
+        return strf("mlbc_h2f(%s)", x);
+    if (t == DT_BFLOAT16)
+        return strf("mlbc_bf2f(%s)", x);
+    if (t == ct)
+        return x;
+    return strf("(%s)%s", dtype_ctype(ct), x);
+}
+
+static const char *store_expr(DType t, const char *s)
+{
+    if (t == DT_FLOAT16)
+        return strf("mlbc_f2h(%s)", s);
+    if (t == DT_BFLOAT16)
+        return strf("mlbc_f2bf(%s)", s);
+    if (t == DT_FLOAT || t == DT_DOUBLE)
+        return s;
+    /* Integers: round to nearest even and saturate. */
+    const char *lo = NULL, *hi = NULL;
+    switch (t) {
+    case DT_INT8: lo = "-128.0f"; hi = "127.0f"; break;
+    case DT_UINT8: lo = "0.0f"; hi = "255.0f"; break;
+    case DT_INT16: lo = "-32768.0f"; hi = "32767.0f"; break;
+    case DT_UINT16: lo = "0.0f"; hi = "65535.0f"; break;
+    case DT_INT32: lo = "-2147483648.0f"; hi = "2147483520.0f"; break;
+    case DT_UINT32: lo = "0.0f"; hi = "4294967040.0f"; break;
+    case DT_UINT64: lo = "0.0f"; hi = "18446742974197923840.0f"; break;
+    default: lo = "-9223371487098961920.0f"; hi = "9223371487098961920.0f"; break;
+    }
+    return strf("(%s)(!(%s > %s) ? %s : %s > %s ? %s : nearbyintf(%s))", dtype_ctype(t), s, lo,
+                lo, s, hi, hi, s);
+}
+
+static void resize_emit(Emit *e, Node *n)
+{
+    Value *x = n->in[0], *y = n->out[0];
+    Rz z;
+    rz_parse(n, &z);
+    int r = x->rank, T = z.taps;
+    int tf = !strcmp(z.coord, "tf_crop_and_resize");
+    DType ct = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    const char *CT = dtype_ctype(ct), *XT = dtype_ctype(x->dt);
+    if (is_half(x->dt))
+        helper(e, "half");
+
+    /* Run-time check of a non-constant scales/sizes input against the static shape. */
+    Value *sv = z.sizes ? z.sizes : z.scales;
+    if (sv && !sv->data) {
+        Buf c = {0};
+        for (int i = 0; i < r; i++) {
+            if (i)
+                buf_puts(&c, " &&\n           ");
+            if (z.sizes)
+                buf_printf(&c, "s[%d] == %s", i, lit(y->dim[i]));
+            else
+                buf_printf(&c, "(double)s[%d] * %s >= %s && (double)s[%d] * %s < %s", i,
+                           lit(x->dim[i]), dlit((double)y->dim[i]), i, lit(x->dim[i]),
+                           dlit((double)y->dim[i] + 1));
+        }
+        const char *fn = kernel(e, n, "resize_check", "DOC",
+                                strf("%s: '%s' must give the output shape %s", n->op, sv->name,
+                                     shape_str(y)),
+                                "T", dtype_ctype(sv->dt), "COND", r ? c.p : "1", NULL);
+        check(e, strf("%s(%s)", fn, ref(e, sv)),
+              strf("%s: the %s input disagrees with the declared output shape", n->op,
+                   z.sizes ? "sizes" : "scales"));
+    }
+
+    int64_t xs[MLBC_MAX_RANK], ys[MLBC_MAX_RANK];
+    dense_strides(r, x->dim, xs);
+    dense_strides(r, y->dim, ys);
+    int act[MLBC_MAX_RANK], nact = 0;
+    for (int a = 0; a < r; a++)
+        if (!passive_axis(n, &z, a))
+            act[nact++] = a;
+
+    int rt_scales = z.scales && !z.scales->data;
+    int rt_roi = tf && !z.roi->data;
+    Buf params = {0}, decls = {0}, taps = {0}, loops = {0};
+    buf_printf(&params, "const %s *restrict x, ", XT);
+    if (rt_scales)
+        buf_puts(&params, "const float *restrict scales, ");
+    if (rt_roi)
+        buf_printf(&params, "const %s *restrict roi, ", dtype_ctype(z.roi->dt));
+    buf_printf(&params, "%s *restrict y", XT);
+
+    for (int k = 0; k < nact; k++) {
+        int a = act[k];
+        int64_t in = x->dim[a], out = y->dim[a];
+        Buf tp = {0};
+        buf_printf(&tp, ", long *restrict idx");
+        if (T > 1)
+            buf_printf(&tp, ", %s *restrict w", CT);
+        if (tf)
+            buf_puts(&tp, ", unsigned char *restrict ext");
+        const char *tfn = kernel(e, n, "resize_taps",
+            "DOC", strf("%s taps (%s, %s%s%s): %lld -> %lld", n->op,
+                        z.mode == NEAREST ? "nearest" : z.mode == LINEAR ? "linear" : "cubic",
+                        z.coord, z.mode == NEAREST ? ", " : "",
+                        z.mode == NEAREST ? z.nearest : "", (long long)in, (long long)out),
+            "PARAMS", tp.p, "OUT", lit(out), "COORD", coord_expr(&z, in),
+            "BODY", taps_body(&z, in, CT), NULL);
+        buf_printf(&decls, "    long i%d[%s];\n", a, lit(out * T));
+        if (T > 1)
+            buf_printf(&decls, "    %s w%d[%s];\n", CT, a, lit(out * T));
+        if (tf)
+            buf_printf(&decls, "    unsigned char e%d[%s];\n", a, lit(out));
+        const char *scale = z.sizes ? strf("%s / %s", dlit((double)out), dlit((double)in))
+                            : rt_scales ? strf("(double)scales[%d]", a)
+                                        : dlit(z.cs[a]);
+        const char *r0 = "0.0", *r1 = "1.0";
+        if (tf && rt_roi) {
+            r0 = strf("(double)roi[%d]", a);
+            r1 = strf("(double)roi[%d]", r + a);
+        } else if (tf) {
+            r0 = dlit(value_get_f(z.roi, a));
+            r1 = dlit(value_get_f(z.roi, r + a));
+        }
+        buf_printf(&taps, "    %s(%s, %s, %s, i%d%s%s);\n", tfn, scale, r0, r1, a,
+                   T > 1 ? strf(", w%d", a) : "", tf ? strf(", e%d", a) : "");
+    }
+
+    /* The loop nest over the output. */
+    const char *ind = "    ";
+    for (int a = 0; a < r; a++) {
+        buf_printf(&loops, "%sfor (long o%d = 0; o%d < %s; o%d++)\n", ind, a, a,
+                   lit(y->dim[a]), a);
+        ind = strf("%s    ", ind);
+    }
+    const char *ind0 = strf("%.*s", (int)strlen(ind) - 4, ind);
+    buf_printf(&loops, "%s{\n", ind0);
+    Buf iy = {0}, base = {0};
+    for (int a = 0; a < r; a++) {
+        if (y->dim[a] > 1)
+            buf_printf(&iy, "%so%d * %s", iy.len ? " + " : "", a, lit(ys[a]));
+        int passive = 1;
+        for (int k = 0; k < nact; k++)
+            passive &= act[k] != a;
+        if (passive && x->dim[a] > 1)
+            buf_printf(&base, "%so%d * %s", base.len ? " + " : "", a, lit(xs[a]));
+    }
+    const char *IY = iy.len ? iy.p : "0";
+    if (tf && nact) {
+        Buf c = {0};
+        for (int k = 0; k < nact; k++)
+            buf_printf(&c, "%se%d[o%d]", k ? " || " : "", act[k], act[k]);
+        buf_printf(&loops, "%sif (%s) {\n%s    y[%s] = %s;\n%s    continue;\n%s}\n", ind, c.p,
+                   ind, IY, store_expr(x->dt, strf("(%s)%s", CT, dlit(z.extrap))), ind, ind);
+    }
+    if (T == 1 || nact == 0) {
+        Buf ix = {0};
+        if (base.len)
+            buf_puts(&ix, base.p);
+        for (int k = 0; k < nact; k++)
+            buf_printf(&ix, "%si%d[o%d] * %s", ix.len ? " + " : "", act[k], act[k],
+                       lit(xs[act[k]]));
+        buf_printf(&loops, "%sy[%s] = x[%s];\n", ind, IY, ix.len ? ix.p : "0");
+    } else {
+        buf_printf(&loops, "%sconst %s *p = x + %s;\n", ind, XT, base.len ? base.p : "0");
+        const char *in2 = ind;
+        for (int k = 0; k < nact; k++) {
+            int a = act[k];
+            const char *prev = k ? strf("p%d", act[k - 1]) : "p";
+            buf_printf(&loops, "%s%s s%d = 0;\n", in2, CT, a);
+            buf_printf(&loops, "%sfor (int t%d = 0; t%d < %d; t%d++) {\n", in2, a, a, T, a);
+            const char *in3 = strf("%s    ", in2);
+            const char *tap = strf("o%d * %d + t%d", a, T, a);
+            if (k + 1 < nact) {
+                buf_printf(&loops, "%sconst %s *p%d = %s + i%d[%s] * %s;\n", in3, XT, a, prev, a,
+                           tap, lit(xs[a]));
+            } else {
+                buf_printf(&loops, "%ss%d += w%d[%s] * %s;\n", in3, a, a, tap,
+                           load_expr(x->dt, strf("%s[i%d[%s] * %s]", prev, a, tap, lit(xs[a])),
+                                     ct));
+            }
+            in2 = in3;
+        }
+        for (int k = nact - 1; k >= 0; k--) {
+            int a = act[k];
+            in2 = strf("%.*s", (int)strlen(in2) - 4, in2);
+            buf_printf(&loops, "%s}\n", in2);
+            if (k > 0)
+                buf_printf(&loops, "%ss%d += w%d[o%d * %d + t%d] * s%d;\n", in2, act[k - 1],
+                           act[k - 1], act[k - 1], T, act[k - 1], a);
+        }
+        buf_printf(&loops, "%sy[%s] = %s;\n", ind, IY, store_expr(x->dt, strf("s%d", act[0])));
+    }
+    buf_printf(&loops, "%s}\n", ind0);
+
+    const char *fn = kernel(e, n, "resize",
+        "DOC", strf("%s %s (%s%s%s): %s%s -> %s", n->op,
+                    z.mode == NEAREST ? "nearest" : z.mode == LINEAR ? "linear" : "cubic",
+                    z.coord, z.mode == NEAREST ? ", " : "", z.mode == NEAREST ? z.nearest : "",
+                    dtype_name(x->dt), shape_str(x), shape_str(y)),
+        "PARAMS", params.p, "DECLS", decls.p ? decls.p : "", "TAPS", taps.p ? taps.p : "",
+        "LOOPS", loops.p, NULL);
+    Buf call = {0};
+    buf_printf(&call, "%s(%s, ", fn, ref(e, x));
+    if (rt_scales)
+        buf_printf(&call, "%s, ", ref(e, z.scales));
+    if (rt_roi)
+        buf_printf(&call, "%s, ", ref(e, z.roi));
+    buf_printf(&call, "%s);", ref(e, y));
+    stmt(e, "%s", call.p);
+}
+
+static double resize_flops(Node *n)
+{
+    Rz z;
+    rz_parse(n, &z);
+    double t = 1;
+    for (int a = 0; a < n->in[0]->rank; a++)
+        if (!passive_axis(n, &z, a))
+            t *= z.taps;
+    return (double)numel(n->out[0]) * t;
+}
+
+/* ---- GridSample ---- */
+
+static void grid_attrs(Node *n, int *mode, int *pad)
+{
+    const char *m = attr_str(n, "mode", "bilinear"), *p = attr_str(n, "padding_mode", "zeros");
+    *mode = !strcmp(m, "nearest") ? 0 : !strcmp(m, "bilinear") ? 1 : !strcmp(m, "bicubic") ? 2 : -1;
+    *pad = !strcmp(p, "zeros") ? 0 : !strcmp(p, "border") ? 1 : !strcmp(p, "reflection") ? 2 : -1;
+    if (*mode < 0)
+        node_die(n, "mode '%s' is not supported", m);
+    if (*pad < 0)
+        node_die(n, "padding_mode '%s' is not supported", p);
+}
+
+static void grid_infer(Node *n)
+{
+    if (n->nin != 2 || !n->in[0] || !n->in[1])
+        node_die(n, "takes inputs X and grid");
+    Value *x = n->in[0], *g = n->in[1];
+    static const DType ft[] = {DT_FLOAT, DT_DOUBLE, DT_UNDEF};
+    need_type(n, x, ft);
+    need_same_type(n, x, g);
+    int mode, pad;
+    grid_attrs(n, &mode, &pad);
+    if (x->rank != 4)
+        node_die(n, "X '%s' must be [N, C, H, W], not %s", x->name, shape_str(x));
+    if (g->rank != 4 || g->dim[0] != x->dim[0] || g->dim[3] != 2)
+        node_die(n, "grid '%s' must be [N, H_out, W_out, 2] with N = %lld, not %s", g->name,
+                 (long long)x->dim[0], shape_str(g));
+    int64_t d[4] = {x->dim[0], x->dim[1], g->dim[1], g->dim[2]};
+    set_output(n, 0, x->dt, 4, d);
+}
+
+static void grid_emit(Emit *e, Node *n)
+{
+    Value *x = n->in[0], *g = n->in[1], *y = n->out[0];
+    int mode, pad;
+    grid_attrs(n, &mode, &pad);
+    int align = attr_int(n, "align_corners", 0) != 0;
+    const char *fn = kernel(e, n, "resize_grid",
+        "DOC", strf("GridSample %s, padding %s%s: %s%s by grid %s", attr_str(n, "mode", "bilinear"),
+                    attr_str(n, "padding_mode", "zeros"), align ? ", align_corners" : "",
+                    dtype_name(x->dt), shape_str(x), shape_str(g)),
+        "T", dtype_ctype(x->dt), "MODE", strf("%d", mode), "PAD", strf("%d", pad),
+        "ALIGN", strf("%d", align), "N", lit(x->dim[0]), "C", lit(x->dim[1]),
+        "H", lit(x->dim[2]), "W", lit(x->dim[3]), "HW", lit(g->dim[1] * g->dim[2]), NULL);
+    stmt(e, "%s(%s, %s, %s);", fn, ref(e, x), ref(e, g), ref(e, y));
+}
+
+static double grid_flops(Node *n)
+{
+    int mode, pad;
+    grid_attrs(n, &mode, &pad);
+    return (double)numel(n->out[0]) * (mode == 0 ? 1 : mode == 1 ? 4 : 16);
+}
+
+const OpDef ops_resize[] = {
+    {"Resize", resize_infer, NULL, resize_emit, resize_flops},
+    {"Upsample", resize_infer, NULL, resize_emit, resize_flops},
+    {"GridSample", grid_infer, NULL, grid_emit, grid_flops},
+    {0},
+};

@@ -1,0 +1,35 @@
+// A panel of output columns of one row of a matrix product, the kernel of Gemm/MatMul:
+//     y[l] = alpha * sum_k a[k] * b[k][l]  (+ beta * c[l]),  for the LS stored lanes l
+// where b[k][l] is the W expression (a compile-time packed panel w[k * 8 + l], or B itself).
+// Summation order, fixed so that results are deterministic: four partial sums per lane,
+//     c_j[l] = sum of a[k] * b[k][l] over k < K4 with k % 4 == j, in ascending k,
+//     then the tail k = K4 .. K-1 added to c_0[l] in ascending k,
+//     s = (c_0[l] + c_2[l]) + (c_1[l] + c_3[l]).
+// Each lane is its own sum, so the unit-stride lane loops vectorise at gcc/clang -O2 without
+// any reassociation (no -ffast-math): a[k] is broadcast, eight columns advance together.
+/* ${DOC} */
+static void ${FN}(${PARAMS})
+{
+    ${CT} c0[${L}] = {0}, c1[${L}] = {0}, c2[${L}] = {0}, c3[${L}] = {0};
+    long k, l;
+    for (k = 0; k < ${K4}; k += 4) {
+        const ${CT} a0 = ${A0}, a1 = ${A1}, a2 = ${A2}, a3 = ${A3};
+        for (l = 0; l < ${L}; l++)
+            c0[l] += a0 * ${W0};
+        for (l = 0; l < ${L}; l++)
+            c1[l] += a1 * ${W1};
+        for (l = 0; l < ${L}; l++)
+            c2[l] += a2 * ${W2};
+        for (l = 0; l < ${L}; l++)
+            c3[l] += a3 * ${W3};
+    }
+    for (; k < ${K}; k++) {
+        const ${CT} a0 = ${AK};
+        for (l = 0; l < ${L}; l++)
+            c0[l] += a0 * ${WK};
+    }
+    for (l = 0; l < ${LS}; l++) {
+        const ${CT} s = (c0[l] + c2[l]) + (c1[l] + c3[l]);
+        y[l] = ${STORE};
+    }
+}

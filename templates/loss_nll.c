@@ -1,0 +1,30 @@
+// NegativeLogLikelihoodLoss. The input is viewed as [N, C, D] (D = d1*...*dk, 1 for a 2-D
+// input) and the target as [N, D]. Every target must be a class in [0, C) or ignore_index,
+// otherwise the kernel returns 1 before it writes anything (and never reads past x or w).
+// Per sample: loss = -x[n][k][d] * w[k] (w = 1 without weights); an ignored sample has loss
+// 0 and weight 0. A reduced loss is summed in double in sample order (n, d); the mean
+// divides by the sum of the applied weights, as the ONNX reference does.
+// Keys: T (element type), IT (target type), CT (computation type), LD/ST (load/store
+// conversions, empty for float and double), WPARAM, WC (weight of class k), VALID (target
+// check on k), DECL, SKIP (ignored sample), ACCUM (use loss/wc of sample i), FINISH,
+// N, C, D, ND (= N * D).
+/* ${DOC} */
+static int ${FN}(const ${T} *restrict x, const ${IT} *restrict t${WPARAM}, ${T} *restrict y)
+{
+    long i, n, d;
+${DECL}    for (i = 0; i < ${ND}; i++) {
+        const int64_t k = (int64_t)t[i];
+        if (!(${VALID}))
+            return 1;
+    }
+    for (n = 0; n < ${N}; n++)
+        for (d = 0; d < ${D}; d++) {
+            const int64_t k = (int64_t)t[n * ${D} + d];
+            i = n * ${D} + d;
+${SKIP}            {
+                const ${CT} wc = ${WC};
+                const ${CT} loss = -${LD}(x[(n * ${C} + (long)k) * ${D} + d]) * wc;
+${ACCUM}            }
+        }
+${FINISH}    return 0;
+}

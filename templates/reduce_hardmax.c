@@ -1,0 +1,32 @@
+// Hardmax: 1 at the first maximum along the axis, 0 elsewhere; x viewed as [A][K][B].
+// Columns go in chunks of CH with the running maxima in local arrays (unit-stride inner
+// loops). A NaN counts as the maximum (numpy's argmax rule).
+/* ${DOC} */
+static void ${FN}(const ${TX} *restrict x, ${TY} *restrict y)
+{
+    ${C} best[${CH}];
+    long bi[${CH}];
+    long a, b0, j, k;
+    for (a = 0; a < ${A}; a++) {
+        const ${TX} *restrict xa = x + a * ${KB};
+        ${TY} *restrict ya = y + a * ${KB};
+        for (b0 = 0; b0 < ${B}; b0 += ${CH}) {
+            const long nb = ${B} - b0 < ${CH} ? ${B} - b0 : ${CH};
+            for (j = 0; j < nb; j++) {
+                best[j] = ${LOAD0};
+                bi[j] = 0;
+            }
+            for (k = 1; k < ${K}; k++)
+                for (j = 0; j < nb; j++) {
+                    const ${C} v = ${LOADK};
+                    if (${BETTER}) {
+                        best[j] = v;
+                        bi[j] = k;
+                    }
+                }
+            for (k = 0; k < ${K}; k++)
+                for (j = 0; j < nb; j++)
+                    ya[k * ${B} + b0 + j] = k == bi[j] ? ${ONE} : ${ZERO};
+        }
+    }
+}

@@ -1,0 +1,34 @@
+// ${OP} along an axis with inner stride: x viewed as [A][K][B], normalised over K for each
+// (a, b). Numerically stable (the maximum is subtracted before exp). Columns go in chunks
+// of CH with their maxima and sums in local arrays; the sums run over k in order, so
+// results are deterministic, and the inner loops are unit-stride over b.
+/* ${DOC} */
+static void ${FN}(const ${TX} *restrict x, ${TY} *restrict y)
+{
+    ${C} m[${CH}], s[${CH}];
+    long a, b0, j, k;
+    for (a = 0; a < ${A}; a++) {
+        const ${TX} *restrict xa = x + a * ${KB};
+        ${TY} *restrict ya = y + a * ${KB};
+        for (b0 = 0; b0 < ${B}; b0 += ${CH}) {
+            const long nb = ${B} - b0 < ${CH} ? ${B} - b0 : ${CH};
+            for (j = 0; j < nb; j++) {
+                m[j] = -INFINITY;
+                s[j] = 0;
+            }
+            for (k = 0; k < ${K}; k++)
+                for (j = 0; j < nb; j++)
+                    m[j] = fmax_nan(m[j], ${LOAD});
+            for (k = 0; k < ${K}; k++)
+                for (j = 0; j < nb; j++) {
+                    const ${C} e = exp${SFX}(${LOAD} - m[j]);
+${STOREE}                    s[j] += e;
+                }
+            for (j = 0; j < nb; j++)
+                s[j] = ${FINISH};
+            for (k = 0; k < ${K}; k++)
+                for (j = 0; j < nb; j++)
+                    ya[k * ${B} + b0 + j] = ${OUT};
+        }
+    }
+}
