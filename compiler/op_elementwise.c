@@ -481,9 +481,9 @@ static int elem_fold(Node *n)
 #define R(name) {name, elem_infer, NULL, elem_emit, NULL}
 
 const OpDef ops_elementwise[] = {
-    R("Abs"), R("Neg"), R("Sqrt"), R("Exp"), R("Log"), R("Reciprocal"), R("Erf"), R("Sin"),
+    F("Abs"), F("Neg"), F("Sqrt"), R("Exp"), R("Log"), R("Reciprocal"), R("Erf"), R("Sin"),
     R("Cos"), R("Tan"), R("Asin"), R("Acos"), R("Atan"), R("Sinh"), R("Cosh"), R("Asinh"),
-    R("Acosh"), R("Atanh"), R("Ceil"), R("Floor"), R("Round"), R("Sign"), R("Relu"),
+    R("Acosh"), R("Atanh"), F("Ceil"), F("Floor"), R("Round"), R("Sign"), R("Relu"),
     R("Sigmoid"), R("Tanh"), R("Softplus"), R("Softsign"), R("LeakyRelu"), R("Elu"),
     R("Selu"), R("Celu"), R("HardSigmoid"), R("HardSwish"), R("ThresholdedRelu"),
     R("Shrink"), R("IsNaN"), R("IsInf"), R("Mod"), R("Pow"), R("PRelu"), R("BitShift"),

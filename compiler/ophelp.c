@@ -97,8 +97,11 @@ void need_const(Node *n, int i)
 
 Value *input(Node *n, int i) { return i < n->nin ? n->in[i] : NULL; }
 
-int broadcast(Node *n, int ra, const int64_t *da, int rb, const int64_t *db, int64_t *out)
+int broadcast(Node *n, int ra, const int64_t *da_in, int rb, const int64_t *db_in, int64_t *out)
 {
+    int64_t da[MLBC_MAX_RANK], db[MLBC_MAX_RANK];  /* out may alias an input */
+    memcpy(da, da_in, sizeof(int64_t) * ra);
+    memcpy(db, db_in, sizeof(int64_t) * rb);
     int r = ra > rb ? ra : rb;
     for (int i = 0; i < r; i++) {
         int64_t a = i - (r - ra) >= 0 ? da[i - (r - ra)] : 1;

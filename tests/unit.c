@@ -42,6 +42,10 @@ static void test_broadcast(void)
     int64_t a[] = {2, 1, 4}, b[] = {3, 1}, out[MLBC_MAX_RANK];
     int r = broadcast(fake_node(), 3, a, 2, b, out);
     CHECK(r == 3 && out[0] == 2 && out[1] == 3 && out[2] == 4);
+    /* The result may overwrite an operand, as elementwise ops accumulate in place. */
+    int64_t acc[MLBC_MAX_RANK] = {1};
+    r = broadcast(fake_node(), 1, acc, 4, (int64_t[]){3, 3, 3, 1}, acc);
+    CHECK(r == 4 && acc[0] == 3 && acc[1] == 3 && acc[2] == 3 && acc[3] == 1);
     r = broadcast(fake_node(), 0, a, 1, (int64_t[]){7}, out);
     CHECK(r == 1 && out[0] == 7);
 }
