@@ -381,7 +381,10 @@ static void emit_api(Emit *e, const char *N, Buf *c)
     emit_desc_tables(e, N, c, "arg", g->inputs, g->ninputs);
     emit_desc_tables(e, N, c, "res", g->outputs, g->noutputs);
     buf_printf(c, "void %s_init(%s_ctx *ctx)\n{\n    memset(ctx, 0, sizeof *ctx);\n}\n\n", N, N);
-    buf_printf(c, "void *%s_arg_data(%s_ctx *ctx, int i)\n{\n    switch (i) {\n", N, N);
+    buf_printf(c, "void *%s_arg_data(%s_ctx *ctx, int i)\n{\n", N, N);
+    if (!g->ninputs)
+        buf_puts(c, "    (void)ctx;\n");
+    buf_puts(c, "    switch (i) {\n");
     for (int i = 0; i < g->ninputs; i++)
         buf_printf(c, "    case %d: return ctx->arg%d;\n", i, i);
     buf_puts(c, "    default: return NULL;\n    }\n}\n\n");
@@ -490,6 +493,8 @@ void emit_model(Model *m, const Options *o, Buf *c, Buf *h, const char *h_name)
     if (e.kernels.p)
         buf_puts(c, e.kernels.p);
     buf_printf(c, "int %s_run(%s_ctx *ctx)\n{\n", N, N);
+    if (!e.body.p || !strstr(e.body.p, "ctx->"))
+        buf_puts(c, "    (void)ctx; /* everything was computed at compile time */\n");
     if (scratch)
         buf_puts(c, "    unsigned char *const scratch = (unsigned char *)ctx->scratch;\n");
     declare_temps(&e, c);

@@ -213,9 +213,22 @@ static void copy_body(Buf *b, const Copy *c, const char *xn, const char *yn, siz
         buf_printf(b, "%s%s[%s] = %s[%s];\n", ind, yn, oi, xn, ii);
 }
 
+/* Append a parameter to a list; long lists wrap at about 80 columns. */
+static void add_param(Buf *b, size_t *line, const char *text)
+{
+    if (b->len && b->len - *line + strlen(text) > 72) {
+        buf_puts(b, ",\n    ");
+        *line = b->len;
+    } else if (b->len) {
+        buf_puts(b, ", ");
+    }
+    buf_puts(b, text);
+}
+
 static void emit_copies(Emit *e, Node *n, Copy *cs, int nc, const char *doc)
 {
-    int used_in[64] = {0}, used_out[64] = {0}, any = 0;
+    char *used_in = xalloc((size_t)n->nin + 1), *used_out = xalloc((size_t)n->nout + 1);
+    int any = 0;
     for (int i = 0; i < nc; i++)
         if (collapse(&cs[i])) {
             used_in[cs[i].src] = used_out[cs[i].dst] = any = 1;
@@ -225,22 +238,23 @@ static void emit_copies(Emit *e, Node *n, Copy *cs, int nc, const char *doc)
     if (!any)
         return;
     int nx = 0, ny = 0;
-    for (int i = 0; i < n->nin && i < 64; i++)
+    for (int i = 0; i < n->nin; i++)
         nx += used_in[i];
-    for (int i = 0; i < n->nout && i < 64; i++)
+    for (int i = 0; i < n->nout; i++)
         ny += used_out[i];
     DType t = n->out[cs[0].dst]->dt;
     const char *ct = dtype_ctype(t);
     Buf params = {0}, body = {0}, call = {0};
-    for (int i = 0; i < n->nin && i < 64; i++)
+    size_t line = 0;
+    for (int i = 0; i < n->nin; i++)
         if (used_in[i]) {
-            buf_printf(&params, "%sconst %s *restrict %s", params.len ? ", " : "", ct,
-                       nx > 1 ? strf("x%d", i) : "x");
+            add_param(&params, &line, strf("const %s *restrict %s", ct,
+                                           nx > 1 ? strf("x%d", i) : "x"));
             buf_printf(&call, "%s%s", call.len ? ", " : "", ref(e, n->in[i]));
         }
-    for (int i = 0; i < n->nout && i < 64; i++)
+    for (int i = 0; i < n->nout; i++)
         if (used_out[i]) {
-            buf_printf(&params, ", %s *restrict %s", ct, ny > 1 ? strf("y%d", i) : "y");
+            add_param(&params, &line, strf("%s *restrict %s", ct, ny > 1 ? strf("y%d", i) : "y"));
             buf_printf(&call, ", %s", ref(e, n->out[i]));
         }
     for (int i = 0; i < nc; i++)
@@ -337,8 +351,8 @@ static int concat_axis(Node *n, int rank)
 
 static void concat_infer(Node *n)
 {
-    if (n->nin < 1 || n->nin > 64)
-        node_die(n, "takes 1 to 64 inputs, got %d", n->nin);
+    if (n->nin < 1)
+        node_die(n, "needs at least one input");
     Value *x0 = need_input(n, 0, "inputs");
     if (x0->rank == 0)
         node_die(n, "cannot concatenate scalars");
@@ -382,14 +396,14 @@ static int concat_copies(Node *n, Copy *cs)
 
 static int concat_fold(Node *n)
 {
-    Copy cs[64];
+    Copy *cs = xalloc(sizeof(Copy) * (size_t)n->nin);
     fold_copies(n, cs, concat_copies(n, cs));
     return 1;
 }
 
 static void concat_emit(Emit *e, Node *n)
 {
-    Copy cs[64];
+    Copy *cs = xalloc(sizeof(Copy) * (size_t)n->nin);
     int nc = concat_copies(n, cs);
     emit_copies(e, n, cs, nc, strf("Concat %d x %s on axis %d -> %s", n->nin,
                                    dtype_name(n->out[0]->dt), concat_axis(n, n->out[0]->rank),
@@ -405,12 +419,15 @@ static int split_sizes(Node *n, int64_t *sz)
     int k = -1;
     Value *s = input(n, 1);
     if (n->opset < 13)
-        k = attr_ints(n, "split", sz, 64);
+        k = attr_ints(n, "split", sz, n->nout);
     if (k < 0 && s && (n->opset < 2 || n->opset >= 13)) {
         need_ints(n, 1, "split");
         if (!s->data)
             return -1;
-        k = const_ints(n, s, sz, 64);
+        if (ints_count(s) != n->nout)
+            node_die(n, "the split input has %lld values for %d outputs",
+                     (long long)ints_count(s), n->nout);
+        k = const_ints(n, s, sz, n->nout);
     }
     return k < 0 ? 0 : k;
 }
@@ -420,10 +437,10 @@ static void split_infer(Node *n)
     Value *x = need_input(n, 0, "input");
     if (x->rank == 0)
         node_die(n, "cannot split a scalar");
-    if (n->nout < 1 || n->nout > 64)
-        node_die(n, "has %d outputs; 1 to 64 are supported", n->nout);
+    if (n->nout < 1)
+        node_die(n, "needs at least one output");
     int axis = norm_axis(n, attr_int(n, "axis", 0), x->rank);
-    int64_t sz[64], dim[MLBC_MAX_RANK], total = 0;
+    int64_t *sz = xalloc(sizeof(int64_t) * (size_t)n->nout), dim[MLBC_MAX_RANK], total = 0;
     int k = split_sizes(n, sz);
     memcpy(dim, x->dim, sizeof dim);
     if (k < 0) {
@@ -507,7 +524,7 @@ static int split_fold(Node *n)
     for (int i = 0; i < n->nout; i++)
         if (!n->out[i])
             return 0;
-    Copy cs[64];
+    Copy *cs = xalloc(sizeof(Copy) * (size_t)n->nout);
     fold_copies(n, cs, split_copies(n, cs));
     return 1;
 }
@@ -527,7 +544,7 @@ static void split_emit(Emit *e, Node *n)
         }
         emit_check(e, n, s, c.p, strf("Split: the split input gives (%s)", sh.p));
     }
-    Copy cs[64];
+    Copy *cs = xalloc(sizeof(Copy) * (size_t)n->nout);
     int nc = split_copies(n, cs);
     emit_copies(e, n, cs, nc, strf("Split %s on axis %d into %d", dims_doc(x), axis, n->nout));
 }

@@ -114,14 +114,14 @@ static void loss_emit(Emit *e, Node *n)
     const char *skip = "";
     if (ia)
         skip = red == RED_NONE
-                   ? strf("%sif (k == %s) {\n%s    y[i] = %s((%s)0);\n%s    continue;\n%s}\n",
+                   ? strf("%sif (k == %s) {\n%s    y[s] = %s((%s)0);\n%s    continue;\n%s}\n",
                           in1, lit(ii), in1, ST, CT, in1, in1)
                    : strf("%sif (k == %s)\n%s    continue;\n", in1, lit(ii), in1);
 
     const char *decl = "", *accum, *finish = "";
     switch (red) {
     case RED_NONE:
-        accum = strf("%sy[i] = %s(loss);\n", in2, ST);
+        accum = strf("%sy[s] = %s(loss);\n", in2, ST);
         break;
     case RED_SUM:
         decl = "    double sum = 0;\n";

@@ -195,18 +195,21 @@ static int slice_params_const(Node *n)
 
 static void slice_infer(Node *n)
 {
+    if (n->opset < 10)
+        need_inputs(n, 1, 1);
+    else
+        need_inputs(n, 3, 5);
     Value *x = n->in[0];
+    need_movable(n, x);
+    int r = x->rank;
+    if (r < 1)
+        node_die(n, "data '%s' must have rank >= 1", x->name);
     SliceInfo *si = xalloc(sizeof *si);
     n->aux = si;
-    int r = x ? x->rank : 0;
-    if (x && r < 1)
-        node_die(n, "data '%s' must have rank >= 1", x->name);
     int64_t starts[MLBC_MAX_RANK], ends[MLBC_MAX_RANK], axes[MLBC_MAX_RANK],
         steps[MLBC_MAX_RANK];
     int k, nax = -1, nst = -1;
     if (n->opset < 10) {
-        need_inputs(n, 1, 1);
-        need_movable(n, x);
         k = attr_ints(n, "starts", starts, MLBC_MAX_RANK);
         int ke = attr_ints(n, "ends", ends, MLBC_MAX_RANK);
         if (k < 0 || ke < 0)
@@ -215,8 +218,6 @@ static void slice_infer(Node *n)
             node_die(n, "'starts' has %d values but 'ends' has %d", k, ke);
         nax = attr_ints(n, "axes", axes, MLBC_MAX_RANK);
     } else {
-        need_inputs(n, 3, 5);
-        need_movable(n, x);
         for (int i = 1; i < n->nin; i++) {
             Value *p = n->in[i];
             if (!p)

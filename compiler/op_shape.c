@@ -416,7 +416,8 @@ static void shape_infer(Node *n)
 static void size_infer(Node *n)
 {
     Value *x = need_input(n, 0, "data");
-    set_output(n, 0, DT_INT64, 0, NULL);
+    static const int64_t scalar[1] = {0};
+    set_output(n, 0, DT_INT64, 0, scalar);
     alloc_data(n->out[0]);
     *(int64_t *)n->out[0]->data = numel(x);
     n->dead = 1;
@@ -452,7 +453,8 @@ static void constant_infer(Node *n)
         tensor_to_value(a->t, y);
     } else if (!strcmp(nm, "value_float") || !strcmp(nm, "value_int")) {
         int f = nm[6] == 'f';
-        set_output(n, 0, f ? DT_FLOAT : DT_INT64, 0, NULL);
+        static const int64_t scalar[1] = {0};
+        set_output(n, 0, f ? DT_FLOAT : DT_INT64, 0, scalar);
         alloc_data(y);
         if (f)
             *(float *)y->data = a->f;

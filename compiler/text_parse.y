@@ -31,7 +31,7 @@ typedef struct Kv { char *key; Str skey; Pos pos, vpos; int tok; char *num; Str 
 /* Value infos and initializers of an input list or of the "<...>" list after the outputs. */
 typedef struct Decls { Vec *vis, *inits; } Decls;
 typedef struct Decl { Onnx__ValueInfoProto *vi; Onnx__TensorProto *init; } Decl;
-typedef struct InitValue { Lits *lits; Vec *external; Pos pos; } InitValue;
+typedef struct InitValue { Lits *lits; Vec *external; } InitValue;
 typedef struct Tail { char *name; Lits *lits; } Tail;
 
 /* An attribute value before the attribute's declared type is applied. kind is an
@@ -52,7 +52,6 @@ void text_lex_begin(const char *src, size_t len);
 }
 
 %code {
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -218,8 +217,8 @@ decl:
   | vinfo '=' init_value                { $$ = (Decl){$1, make_init($1, &$3, P(@1))}; }
     ;
 init_value:
-    '{' lits_opt '}'                    { $$ = (InitValue){$2, NULL, P(@1)}; }
-  | '[' pairs ']'                       { $$ = (InitValue){NULL, $2, P(@1)}; }
+    '{' lits_opt '}'                    { $$ = (InitValue){$2, NULL}; }
+  | '[' pairs ']'                       { $$ = (InitValue){NULL, $2}; }
     ;
 lits_opt:
     %empty                              { $$ = xalloc(sizeof(Lits)); }
@@ -420,18 +419,33 @@ kw:
 static _Noreturn void die_pos(Pos p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static _Noreturn void die_pos(Pos p, const char *fmt, ...)
 {
-    va_list ap;
+    va_list ap, aq;
     va_start(ap, fmt);
-    char *msg = xalloc(1024);
-    vsnprintf(msg, 1024, fmt, ap);
+    va_copy(aq, ap);
+    int n = vsnprintf(NULL, 0, fmt, aq);
+    va_end(aq);
+    char *msg = xalloc((size_t)n + 1);
+    vsnprintf(msg, (size_t)n + 1, fmt, ap);
     va_end(ap);
     die_at(p.line, p.col, "%s", msg);
 }
 
-/* Short quoted form of a name for messages; names can be arbitrarily long. */
+/* A name for messages: quoted, cut after 40 bytes (names can be arbitrarily long), and with
+ * bytes outside printable ASCII as \xNN, so that messages stay plain text. */
 static const char *shown(const char *s)
 {
-    return strlen(s) > 40 ? strf("'%.40s...'", s) : strf("'%s'", s);
+    Buf b = {0};
+    buf_puts(&b, "'");
+    size_t i;
+    for (i = 0; s[i] && i < 40; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= ' ' && c < 127)
+            buf_put(&b, &s[i], 1);
+        else
+            buf_printf(&b, "\\x%02x", c);
+    }
+    buf_puts(&b, s[i] ? "...'" : "'");
+    return b.p;
 }
 
 /* What the parser stopped at, for "found ..." (yylval still holds the lookahead). */
@@ -521,7 +535,7 @@ static int64_t to_i64(const char *text, Pos p)
     errno = 0;
     long long v = strtoll(text, NULL, 10);
     if (errno == ERANGE)
-        die_pos(p, "expected a 64-bit integer, found %s", text);
+        die_pos(p, "expected a 64-bit integer, found %s", shown(text));
     return v;
 }
 
@@ -531,7 +545,7 @@ static uint64_t to_u64(const char *text, Pos p)
     errno = 0;
     unsigned long long v = strtoull(text, NULL, 10);
     if (errno == ERANGE)
-        die_pos(p, "expected a 64-bit unsigned integer, found %s", text);
+        die_pos(p, "expected a 64-bit unsigned integer, found %s", shown(text));
     return v;
 }
 
@@ -552,7 +566,7 @@ static double to_real(const Lit *l, int is_double)
     double v = is_double ? strtod(l->text, NULL) : strtof(l->text, NULL);
     if (errno == ERANGE && isinf(v))
         die_pos(l->pos, "expected a %s, found %s (out of range)", is_double ? "double" : "float",
-                l->text);
+                shown(l->text));
     return v;
 }
 

@@ -28,8 +28,6 @@
 typedef Onnx__AttributeProto__AttributeType AttrType;
 
 static void put_graph(Buf *b, const Onnx__GraphProto *g, int ind, int top);
-static int type_ok(const Onnx__TypeProto *t);
-static void put_type(Buf *b, const Onnx__TypeProto *t);
 
 static void indent(Buf *b, int n) { buf_printf(b, "%*s", n, ""); }
 
@@ -701,16 +699,29 @@ static void put_nodes(Buf *b, Onnx__NodeProto **nodes, size_t n, int ind)
     buf_puts(b, "}");
 }
 
-/* The "<...>" list after the outputs: initializers, then value infos, one per line. */
+static size_t n_bad_initializers(const Onnx__GraphProto *g)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < g->n_initializer; i++)
+        n += !tensor_ok(g->initializer[i]);
+    return n;
+}
+
+/* The "<...>" list after the outputs: initializers (those of a known element type), then
+ * value infos, one per line. */
 static void put_decls(Buf *b, const Onnx__GraphProto *g, int ind)
 {
-    if (!g->n_initializer && !g->n_value_info)
+    if (g->n_initializer == n_bad_initializers(g) && !g->n_value_info)
         return;
     buf_puts(b, "\n");
     indent(b, ind);
     buf_puts(b, "<");
+    const char *sep = "\n";
     for (size_t i = 0; i < g->n_initializer + g->n_value_info; i++) {
-        buf_puts(b, i ? ",\n" : "\n");
+        if (i < g->n_initializer && !tensor_ok(g->initializer[i]))
+            continue;
+        buf_puts(b, sep);
+        sep = ",\n";
         indent(b, ind + 2);
         if (i < g->n_initializer)
             put_tensor(b, g->initializer[i], ind + 2, 1);
@@ -722,14 +733,14 @@ static void put_decls(Buf *b, const Onnx__GraphProto *g, int ind)
     buf_puts(b, ">");
 }
 
-/* What the syntax cannot hold is at least mentioned. */
-static void put_dropped(Buf *b, const Onnx__GraphProto *g, int ind)
+/* What the syntax cannot hold in the model's graph is at least mentioned. */
+static void put_dropped(Buf *b, const Onnx__GraphProto *g)
 {
-    if (g->n_sparse_initializer) {
-        indent(b, ind);
-        buf_printf(b, "# %zu sparse initializer(s) of graph %s not shown\n",
-                   g->n_sparse_initializer, g->name ? g->name : "");
-    }
+    if (g->n_sparse_initializer)
+        buf_printf(b, "# %zu sparse initializer(s) not shown\n", g->n_sparse_initializer);
+    if (n_bad_initializers(g))
+        buf_printf(b, "# %zu initializer(s) of unknown element type not shown\n",
+                   n_bad_initializers(g));
 }
 
 /* TOP: the model's graph, which may be nameless; a nested graph needs a name, and one named
@@ -849,7 +860,7 @@ void print_text(Buf *out, const Onnx__ModelProto *m)
 {
     put_model_header(out, m);
     if (m->graph) {
-        put_dropped(out, m->graph, 0);
+        put_dropped(out, m->graph);
         put_graph(out, m->graph, 0, 1);
     } else {
         buf_puts(out, "() => ()\n{\n}");

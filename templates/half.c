@@ -1,6 +1,13 @@
 // IEEE binary16 and bfloat16 conversions, used where a model computes in 16-bit floats.
 // Rounding is to nearest even, as numpy's and ONNX Runtime's casts do.
-static inline float mlbc_h2f(uint16_t h)
+// A model usually needs only some of the four; the attribute keeps gcc and clang quiet
+// about the others.
+#if defined(__GNUC__)
+#define MLBC_MAYBE_UNUSED __attribute__((unused))
+#else
+#define MLBC_MAYBE_UNUSED
+#endif
+static MLBC_MAYBE_UNUSED float mlbc_h2f(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 31, man = h & 1023, u;
     float f;
@@ -13,7 +20,7 @@ static inline float mlbc_h2f(uint16_t h)
     return f;
 }
 
-static inline uint16_t mlbc_f2h(float f)
+static MLBC_MAYBE_UNUSED uint16_t mlbc_f2h(float f)
 {
     uint32_t u, sign, exp, man;
     memcpy(&u, &f, 4);
@@ -40,7 +47,7 @@ static inline uint16_t mlbc_f2h(float f)
     return (uint16_t)(sign | u);
 }
 
-static inline float mlbc_bf2f(uint16_t h)
+static MLBC_MAYBE_UNUSED float mlbc_bf2f(uint16_t h)
 {
     uint32_t u = (uint32_t)h << 16;
     float f;
@@ -48,7 +55,7 @@ static inline float mlbc_bf2f(uint16_t h)
     return f;
 }
 
-static inline uint16_t mlbc_f2bf(float f)
+static MLBC_MAYBE_UNUSED uint16_t mlbc_f2bf(float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);

@@ -6,7 +6,7 @@
 // divides by the sum of the applied weights, as the ONNX reference does.
 // Keys: T (element type), IT (target type), CT (computation type), LD/ST (load/store
 // conversions, empty for float and double), WPARAM, WC (weight of class k), VALID (target
-// check on k), DECL, SKIP (ignored sample), ACCUM (use loss/wc of sample i), FINISH,
+// check on k), DECL, SKIP (ignored sample), ACCUM (use loss/wc of sample s), FINISH,
 // N, C, D, ND (= N * D).
 /* ${DOC} */
 static int ${FN}(const ${T} *restrict x, const ${IT} *restrict t${WPARAM}, ${T} *restrict y)
@@ -19,8 +19,8 @@ ${DECL}    for (i = 0; i < ${ND}; i++) {
     }
     for (n = 0; n < ${N}; n++)
         for (d = 0; d < ${D}; d++) {
-            const int64_t k = (int64_t)t[n * ${D} + d];
-            i = n * ${D} + d;
+            const long s = n * ${D} + d;  /* sample */
+            const int64_t k = (int64_t)t[s];
 ${SKIP}            {
                 const ${CT} wc = ${WC};
                 const ${CT} loss = -${LD}(x[(n * ${C} + (long)k) * ${D} + d]) * wc;

@@ -37,8 +37,8 @@ ${DECL}    for (i = 0; i < ${ND}; i++) {
             for (j = 0; j < nb; j++)
                 lse[j] = m[j] + log${SFX}(lse[j]);
 ${LOGPROB}            for (j = 0; j < nb; j++) {
-                const int64_t k = (int64_t)t[n * ${D} + d0 + j];
-                i = n * ${D} + d0 + j;
+                const long s = n * ${D} + d0 + j;  /* sample */
+                const int64_t k = (int64_t)t[s];
 ${SKIP}                {
                     const ${CT} wc = ${WC};
                     const ${CT} loss = -(${LD}(xb[(long)k * ${D} + j]) - lse[j]) * wc;

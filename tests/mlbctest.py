@@ -44,10 +44,14 @@ def compile_model(mlbc, model, workdir, extra=(), cc="cc", cflags=("-O1",)):
     if r.returncode:
         raise Failure(first_line(r.stderr) or "mlbc failed")
     exe = os.path.join(workdir, "driver")
-    r = run([cc, "-std=c99", *cflags, "-w", "-I", workdir, "-include", "model.h",
-             "-DMODEL_DESC=model_desc", os.path.join(HERE, "driver.c"), c, "-o", exe, "-lm"])
+    # Generated code must be warning-free (SPEC 2): any warning fails the test.
+    r = run([cc, "-std=c99", *cflags, "-Wall", "-Wextra", "-pedantic", "-I", workdir,
+             "-include", "model.h", "-DMODEL_DESC=model_desc", os.path.join(HERE, "driver.c"),
+             c, "-o", exe, "-lm"])
     if r.returncode:
         raise Failure("cc: " + first_line(r.stderr))
+    if "warning:" in r.stderr:
+        raise Failure("cc warns: " + [l for l in r.stderr.splitlines() if "warning:" in l][0])
     return exe
 
 

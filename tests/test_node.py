@@ -150,7 +150,9 @@ def main():
             for name in sorted(results):
                 status, op, msg = results[name]
                 if status == "fail":
-                    f.write("%s %s\n" % (name, msg.replace("\n", " ")[:200]))
+                    why = re.sub(r"^mlbc: error: \S+: ", "", msg.replace("\n", " "))
+                    why = re.sub(r"/\S*/node-work/", "", why)
+                    f.write("%s %s\n" % (name, why[:160]))
     # Expected failures count as skipped in the closing line, never as passed.
     print("%d passed, %d failed, %d skipped" % (n_pass, len(bad), n_skip + n_xfail))
     return 1 if bad else 0
