@@ -1164,7 +1164,7 @@ static int list_elem_kind(Onnx__AttributeProto *a, const Vec *items)
         if (!kind || (kind == I && v->kind == F))
             kind = v->kind;
         else if (kind != v->kind && !(kind == F && v->kind == I))
-            die_pos(v->pos, "expected only %s values in this list, found a %s",
+            die_pos(v->pos, "expected only %s values in this list, found a value of type %s",
                     text_attr_type_name(kind), text_attr_type_name(v->kind));
     }
     return kind;

@@ -52,7 +52,7 @@ def check_bad(mlbc, path, expect, work, env, tag):
     for p in (out, out[:-2] + ".h"):
         if os.path.exists(p):
             os.remove(p)
-    r = subprocess.run([mlbc, path, "-o", out], capture_output=True, text=True, timeout=60,
+    r = subprocess.run([mlbc, path, "-o", out], capture_output=True, text=True, errors="replace", timeout=60,
                        env=env, cwd=os.path.dirname(path))
     name = "%s %s" % (tag, os.path.basename(path))
     if r.returncode != 1:
@@ -92,7 +92,7 @@ def fuzz(mlbc, work, seeds, iterations):
         with open(path, "wb") as f:
             f.write(data)
         r = subprocess.run([mlbc, path, "-o", os.path.join(work, "fz.c")], capture_output=True,
-                           text=True, timeout=60, env=SAN_ENV)
+                           text=True, errors="replace", timeout=60, env=SAN_ENV)
         if r.returncode not in (0, 1) or "runtime error" in r.stderr or "Sanitizer" in r.stderr:
             keep = os.path.join(work, "crash%d%s" % (it, ext))
             os.rename(path, keep)
