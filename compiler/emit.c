@@ -71,6 +71,8 @@ static void emit_scalar(Buf *b, const Value *v, int64_t i)
             snprintf(s, sizeof s, "%.17g", x);
             buf_printf(b, strpbrk(s, ".en") ? "%s" : "%s.0", s);
         }
+    } else if (v->dt == DT_FLOAT16 || v->dt == DT_BFLOAT16) {
+        buf_printf(b, "0x%04x", ((const uint16_t *)v->data)[i]);  /* raw bits */
     } else if (v->dt == DT_UINT64) {
         buf_printf(b, "%lluULL", (unsigned long long)((const uint64_t *)v->data)[i]);
     } else if (v->dt == DT_INT32 && value_get_i(v, i) == INT32_MIN) {
@@ -243,7 +245,8 @@ void helper(Emit *e, const char *tmpl)
         if (!strcmp(e->helpers[i], tmpl))
             return;
     const char **h = xalloc(sizeof *h * (e->nhelpers + 1));
-    memcpy(h, e->helpers, sizeof *h * e->nhelpers);
+    if (e->nhelpers)
+        memcpy(h, e->helpers, sizeof *h * e->nhelpers);
     h[e->nhelpers++] = tmpl;
     e->helpers = h;
     const char *none[] = {NULL};

@@ -167,7 +167,8 @@ void tensor_to_value(const Onnx__TensorProto *t, Value *v)
             die("tensor '%s' has %zu bytes of raw data but its shape %s of %s needs %lld",
                 v->name, t->raw_data.len, shape_str(v), dtype_name(v->dt),
                 (long long)(n * (int64_t)dtype_size(v->dt)));
-        memcpy(v->data, t->raw_data.data, t->raw_data.len); /* little-endian hosts only */
+        if (t->raw_data.len)  /* little-endian hosts only */
+            memcpy(v->data, t->raw_data.data, t->raw_data.len);
     } else {
         unpack_typed(t, v, n);
     }

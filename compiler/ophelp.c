@@ -56,7 +56,8 @@ void set_output(Node *n, int i, DType dt, int rank, const int64_t *dim)
                  v->name, (long long)total);
     v->dt = dt;
     v->rank = rank;
-    memcpy(v->dim, dim, sizeof(int64_t) * rank);
+    if (rank)
+        memcpy(v->dim, dim, sizeof(int64_t) * rank);
 }
 
 void copy_shape(Node *n, int i, const Value *like, DType dt)
@@ -100,8 +101,10 @@ Value *input(Node *n, int i) { return i < n->nin ? n->in[i] : NULL; }
 int broadcast(Node *n, int ra, const int64_t *da_in, int rb, const int64_t *db_in, int64_t *out)
 {
     int64_t da[MLBC_MAX_RANK], db[MLBC_MAX_RANK];  /* out may alias an input */
-    memcpy(da, da_in, sizeof(int64_t) * ra);
-    memcpy(db, db_in, sizeof(int64_t) * rb);
+    if (ra)
+        memcpy(da, da_in, sizeof(int64_t) * ra);
+    if (rb)
+        memcpy(db, db_in, sizeof(int64_t) * rb);
     int r = ra > rb ? ra : rb;
     for (int i = 0; i < r; i++) {
         int64_t a = i - (r - ra) >= 0 ? da[i - (r - ra)] : 1;
@@ -154,7 +157,8 @@ int attr_ints(Node *n, const char *name, int64_t *out, int max)
     if ((int)a->n_ints > max)
         node_die(n, "attribute '%s' has %zu values; at most %d are supported", name,
                  a->n_ints, max);
-    memcpy(out, a->ints, sizeof(int64_t) * a->n_ints);
+    if (a->n_ints)
+        memcpy(out, a->ints, sizeof(int64_t) * a->n_ints);
     return (int)a->n_ints;
 }
 
@@ -166,7 +170,8 @@ int attr_floats(Node *n, const char *name, float *out, int max)
     if ((int)a->n_floats > max)
         node_die(n, "attribute '%s' has %zu values; at most %d are supported", name,
                  a->n_floats, max);
-    memcpy(out, a->floats, sizeof(float) * a->n_floats);
+    if (a->n_floats)
+        memcpy(out, a->floats, sizeof(float) * a->n_floats);
     return (int)a->n_floats;
 }
 

@@ -102,6 +102,20 @@ def fuzz(mlbc, work, seeds, iterations):
            "; ".join(bad[:3]))
 
 
+def sanitize_node_models(mlbc, work, every):
+    """The sanitized compiler over a sample of the ONNX node-suite models (valid input)."""
+    models = sorted(glob.glob(os.path.join(os.path.dirname(work), "onnx-node-data", "node",
+                                           "test_*", "model.onnx")))[::every]
+    bad = []
+    for m in models:
+        r = subprocess.run([mlbc, m, "-o", os.path.join(work, "nm.c")], capture_output=True,
+                           text=True, errors="replace", timeout=120, env=SAN_ENV)
+        if r.returncode not in (0, 1) or "runtime error" in r.stderr or "Sanitizer" in r.stderr:
+            bad.append("%s: status %d %s" % (m, r.returncode, r.stderr[-300:]))
+    result(models and not bad, "ASan+UBSan mlbc over %d node-suite models" % len(models),
+           "; ".join(bad[:3]) or "node-suite data not generated yet")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -124,6 +138,8 @@ def main():
                    glob.glob(os.path.join(HERE, "text", "*.onnxtxt")))
     if r.returncode == 0 and seeds:
         fuzz(san, work, seeds, args.fuzz)
+    if r.returncode == 0:
+        sanitize_node_models(san, work, 4)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

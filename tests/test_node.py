@@ -98,12 +98,16 @@ def main():
     ap.add_argument("--filter", default="", help="regex on test names")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--verbose", "-v", action="store_true")
+    ap.add_argument("--generate-only", action="store_true",
+                    help="only generate the node-suite data")
     ap.add_argument("--write-xfail", action="store_true",
                     help="rewrite node_xfail.txt from this run's failures")
     args = ap.parse_args()
     mlbc = os.path.abspath(os.path.join(args.build, "mlbc"))
     datadir = os.path.abspath(os.path.join(args.build, "onnx-node-data"))
     generate(datadir)
+    if args.generate_only:
+        return 0
     workroot = os.path.abspath(os.path.join(args.build, "node-work"))
     tests = sorted(glob.glob(os.path.join(datadir, "node", "test_*")))
     tests = [t for t in tests if re.search(args.filter, os.path.basename(t))]
