@@ -1,0 +1,15 @@
+// TfIdfVectorizer (${MODE}): each of the ROWS rows of x (LEN items) is scanned for the
+// pool's n-grams: n items at positions s, s + d, ..., s + (n - 1) d for every skip distance
+// d = 1 .. MAXSKIP + 1 (d = 1 only for 1-grams). The pool's n-grams of each length are
+// sorted and found by bisection; each occurrence adds 1 to its output column (the counts
+// are exact in float below 2^24), then ${FINALDOC}.
+/* ${DOC} */
+static void ${FN}(const ${IT} *restrict x, float *restrict y)
+{
+    long r;
+    for (r = 0; r < ${ROWS}; r++) {
+        const ${IT} *xr = x + r * ${LEN};
+        float *yr = y + r * ${W};
+        memset(yr, 0, ${W} * sizeof *yr);
+${SCANS}${FINAL}    }
+}
