@@ -13,9 +13,25 @@ ONNX_PROTO = /usr/include/onnx/onnx.proto
 SRCS  = $(sort $(wildcard compiler/*.c))
 GEN   = $(BUILD)/onnx.pb-c.c $(BUILD)/text_parse.c $(BUILD)/text_lex.c $(BUILD)/templates.c
 OBJS  = $(SRCS:compiler/%.c=$(BUILD)/%.o) $(GEN:.c=.o)
-TMPLS = $(sort $(wildcard templates/*.c))
+TMPLS = $(sort $(wildcard templates/*.c)) runtime/mlbc_model_desc.h
 
-all: $(BUILD)/mlbc $(BUILD)/test_unit
+# The runtime library and the development-mode tools (runtime/, tools/*.c).
+RT_SRCS = $(sort $(wildcard runtime/*.c))
+RT_OBJS = $(RT_SRCS:runtime/%.c=$(BUILD)/rt/%.o)
+RT_LIB  = $(if $(RT_SRCS),$(BUILD)/libmlbc_rt.a)
+TOOLS   = $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/mlbc-*.c))
+
+all: $(BUILD)/mlbc $(BUILD)/test_unit $(RT_LIB) $(TOOLS)
+
+$(BUILD)/libmlbc_rt.a: $(RT_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/rt/%.o: runtime/%.c $(wildcard runtime/*.h) | $(BUILD)/.dir
+	@mkdir -p $(BUILD)/rt
+	$(CC) $(CFLAGS) -fPIC -Iruntime -c -o $@ $<
+
+$(BUILD)/mlbc-%: tools/mlbc-%.c $(RT_LIB)
+	$(CC) $(CFLAGS) -Iruntime -o $@ $< $(RT_LIB) -ldl -lm -lpthread
 
 $(BUILD)/test_unit: tests/unit.c $(filter-out $(BUILD)/main.o,$(OBJS))
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -63,7 +79,7 @@ bench: all
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(BUILD)/mlbc $(DESTDIR)$(PREFIX)/bin/mlbc
+	install -m 755 $(BUILD)/mlbc $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 
 clean:
 	rm -rf $(BUILD)

@@ -315,7 +315,7 @@ static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const c
                N, N, N, N, N);
     buf_printf(h, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
                "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", guard, guard);
-    buf_puts(h, template_body("model_desc"));
+    buf_puts(h, template_body("mlbc_model_desc"));
     buf_printf(h, "\n#define %s_NUM_ARGS %d\n#define %s_NUM_RESULTS %d\n\n", N, g->ninputs, N,
                g->noutputs);
     buf_printf(h, "/* The context owns every buffer; allocate it anywhere (static, stack, heap). */\n"

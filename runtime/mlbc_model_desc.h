@@ -1,5 +1,6 @@
-// Shared by every mlbc header: the descriptor the runtime's release runner binds through.
-// Guarded so that several generated headers can be included together.
+// The one definition of the model descriptor: mlbc copies this file into every generated
+// header (it is built into the compiler as the template "mlbc_model_desc") and the runtime
+// includes it. Guarded so that several generated headers can be included together.
 #ifndef MLBC_MODEL_DESC_DEFINED
 #define MLBC_MODEL_DESC_DEFINED
 /* Element types use ONNX TensorProto codes: 1 float, 2 uint8, 3 int8, 4 uint16, 5 int16,

@@ -1,0 +1,186 @@
+/* mlbc_runtime.h - the public API of libmlbc_rt: one model-runner interface for compiler
+ * policies, in the spirit of LLVM's MLModelRunner and TensorSpec, plus training logs.
+ *
+ * A compiler describes its features as tensor specs, builds a runner, gets one stable
+ * buffer per feature, fills the buffers, calls evaluate and reads the advice:
+ *
+ *     mlbc_runner *r = mlbc_runner_release(&policy_desc, specs, n, &advice, NULL, err, sizeof err);
+ *     *(int64_t *)mlbc_runner_input(r, 0) = callee_size;      // ... every feature
+ *     const int64_t *a = mlbc_runner_evaluate(r);
+ *     bool inline_it = a ? *a != 0 : default_decision;        // NULL: use the fallback
+ *
+ * Implementations behind the interface: the release runner (a model compiled by mlbc and
+ * linked in), the shared-object runner (the same, loaded with dlopen), and the pipe runner
+ * (development mode: a separate training process over two named pipes, byte-compatible with
+ * LLVM 19's InteractiveModelRunner, or the ML-Compiler-Bridge framings).
+ *
+ * Contracts common to all runners:
+ *  - mlbc_runner_input(r, i) returns the same buffer for the runner's lifetime; evaluate
+ *    never resets inputs (they can be logged after evaluate).
+ *  - A feature the model does not know still gets a buffer (owned by the runner), so an
+ *    older model keeps working with a newer compiler.
+ *  - evaluate returns the advice buffer, or NULL on any error; mlbc_runner_error says why.
+ *    The caller then falls back to its default decision. A pipe runner that failed once
+ *    stays failed (every later evaluate returns NULL at once): a dead or desynchronised
+ *    host is never asked again.
+ *  - No allocation and no I/O in evaluate for the release and shared-object runners.
+ *  - Errors never abort, raise SIGPIPE, or block longer than the configured timeout.
+ */
+#ifndef MLBC_RUNTIME_H
+#define MLBC_RUNTIME_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "mlbc_model_desc.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- tensor specs ------------------------------------------------------------------- */
+
+/* Element types: ONNX TensorProto codes, as in mlbc_model_desc. */
+enum {
+    MLBC_FLOAT = 1, MLBC_UINT8 = 2, MLBC_INT8 = 3, MLBC_UINT16 = 4, MLBC_INT16 = 5,
+    MLBC_INT32 = 6, MLBC_INT64 = 7, MLBC_BOOL = 9, MLBC_DOUBLE = 11, MLBC_UINT32 = 12,
+    MLBC_UINT64 = 13
+};
+
+#define MLBC_SPEC_MAX_RANK 8
+#define MLBC_SPEC_MAX_NAME 128
+
+typedef struct mlbc_tensor_spec {
+    char name[MLBC_SPEC_MAX_NAME];
+    int type;                           /* MLBC_FLOAT, MLBC_INT64, ... */
+    int rank;
+    int64_t shape[MLBC_SPEC_MAX_RANK];
+} mlbc_tensor_spec;
+
+/* A spec by value; a rank-0 spec has one element. Names longer than the limit are cut. */
+mlbc_tensor_spec mlbc_spec(const char *name, int type, int rank, const int64_t *shape);
+int64_t mlbc_spec_count(const mlbc_tensor_spec *s);
+size_t mlbc_spec_bytes(const mlbc_tensor_spec *s);
+size_t mlbc_type_size(int type);                 /* 0 if unknown */
+const char *mlbc_type_llvm_name(int type);       /* "float", "int64_t", ...; NULL if none */
+int mlbc_type_from_llvm_name(const char *name);  /* 0 if unknown */
+
+/* ---- runners -------------------------------------------------------------------------- */
+
+typedef struct mlbc_runner mlbc_runner;
+
+/* As LLVM's EmbeddedModelRunnerOptions: feature f binds to model input feed_prefix + f
+ * (then to plain f), the advice to fetch_prefix + advice name (then plain). With a
+ * model_selector, a model input "model_selector" (uint64[2]) receives the selector's MD5
+ * (high half, low half); NULL fields mean "" / none. */
+typedef struct mlbc_release_options {
+    const char *feed_prefix;
+    const char *fetch_prefix;
+    const char *model_selector;
+} mlbc_release_options;
+
+mlbc_runner *mlbc_runner_release(const mlbc_model_desc *model,
+                                 const mlbc_tensor_spec *features, int nfeatures,
+                                 const mlbc_tensor_spec *advice,
+                                 const mlbc_release_options *opt, char *err, size_t errlen);
+
+/* A model compiled by mlbc and built with `cc -shared -fPIC`. symbol: the descriptor's
+ * name ("NAME_desc"); NULL derives it from the file name ("policy.so" -> "policy_desc"). */
+mlbc_runner *mlbc_runner_shared_object(const char *path, const char *symbol,
+                                       const mlbc_tensor_spec *features, int nfeatures,
+                                       const mlbc_tensor_spec *advice,
+                                       const mlbc_release_options *opt, char *err,
+                                       size_t errlen);
+
+enum {
+    MLBC_FRAMING_LLVM = 0,          /* InteractiveModelRunner: JSON lines + raw tensors */
+    MLBC_FRAMING_BRIDGE_BITSTREAM,  /* ML-Compiler-Bridge: 8-byte length + JSON header + raw */
+    MLBC_FRAMING_BRIDGE_JSON        /* ML-Compiler-Bridge: 8-byte length + JSON document */
+};
+
+typedef struct mlbc_pipe_options {
+    int framing;                    /* MLBC_FRAMING_*; default LLVM */
+    int timeout_ms;                 /* every read and write; 0 means 10000 */
+    const char *context;            /* first context record (LLVM's inliner sends ""); NULL: "" */
+} mlbc_pipe_options;
+
+/* The compiler side of development mode: writes BASE.out, reads advice from BASE.in. Opens
+ * BASE.in for reading first, then BASE.out for writing, as LLVM does (the host must create
+ * both FIFOs and open them in the opposite order); opening also honours the timeout. */
+mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *features,
+                              int nfeatures, const mlbc_tensor_spec *advice,
+                              const mlbc_pipe_options *opt, char *err, size_t errlen);
+
+void *mlbc_runner_input(mlbc_runner *r, int i);            /* NULL if i is out of range */
+int mlbc_runner_input_index(const mlbc_runner *r, const char *feature); /* -1 if absent */
+int mlbc_runner_num_inputs(const mlbc_runner *r);
+const mlbc_tensor_spec *mlbc_runner_input_spec(const mlbc_runner *r, int i);
+const mlbc_tensor_spec *mlbc_runner_advice_spec(const mlbc_runner *r);
+/* 1 if feature i is read by the model (release runners); pipe runners send every feature. */
+int mlbc_runner_input_bound(const mlbc_runner *r, int i);
+/* Starts a new context (e.g. the function being compiled); the pipe runner sends a context
+ * record, the others ignore it. 0 on success. */
+int mlbc_runner_set_context(mlbc_runner *r, const char *name);
+const void *mlbc_runner_evaluate(mlbc_runner *r);          /* NULL on error */
+const char *mlbc_runner_error(const mlbc_runner *r);       /* "" if none */
+void mlbc_runner_free(mlbc_runner *r);
+
+/* ---- training logs (LLVM's TrainingLogger format) ------------------------------------- */
+
+typedef struct mlbc_logger mlbc_logger;
+
+/* Header: {"features":[...]} plus "score" when reward is given and "advice" when advice is
+ * given (the interactive stream's header). The logger writes to `out` (not closed). */
+mlbc_logger *mlbc_logger_open(FILE *out, const mlbc_tensor_spec *features, int nfeatures,
+                              const mlbc_tensor_spec *reward, const mlbc_tensor_spec *advice);
+int mlbc_logger_context(mlbc_logger *lg, const char *name);
+/* One observation: tensors[i] points to feature i's data. Numbers count per context. */
+int mlbc_logger_observation(mlbc_logger *lg, const void *const *tensors);
+/* The reward of the latest observation of the current context. */
+int mlbc_logger_outcome(mlbc_logger *lg, const void *reward);
+int mlbc_logger_close(mlbc_logger *lg);    /* flushes; 0 if every write succeeded */
+
+typedef struct mlbc_log_reader mlbc_log_reader;
+
+enum { MLBC_RECORD_CONTEXT = 1, MLBC_RECORD_OBSERVATION, MLBC_RECORD_OUTCOME };
+
+typedef struct mlbc_log_record {
+    int kind;                       /* MLBC_RECORD_* */
+    const char *context;            /* current context name */
+    int64_t id;                     /* observation number (observation, outcome) */
+    const void *const *tensors;     /* observation: feature i's data; outcome: [0] = reward */
+} mlbc_log_record;
+
+/* Reads training logs and captured interactive streams (adjacent contexts, observations
+ * without outcomes). Errors carry the byte offset. */
+mlbc_log_reader *mlbc_log_open(FILE *in, char *err, size_t errlen);
+int mlbc_log_num_features(const mlbc_log_reader *r);
+const mlbc_tensor_spec *mlbc_log_feature(const mlbc_log_reader *r, int i);
+const mlbc_tensor_spec *mlbc_log_score(const mlbc_log_reader *r);   /* NULL if none */
+const mlbc_tensor_spec *mlbc_log_advice(const mlbc_log_reader *r);  /* NULL if none */
+int mlbc_log_next(mlbc_log_reader *r, mlbc_log_record *rec);  /* 1 record, 0 end, -1 error */
+const char *mlbc_log_error(const mlbc_log_reader *r);
+void mlbc_log_close(mlbc_log_reader *r);
+
+/* ---- environment / agent loop (multi-step, multi-agent RL inference in process) -------- */
+
+/* The environment is the compiler-side problem; each agent is a runner. The loop: reset,
+ * then until done: observe (fill the current agent's inputs), evaluate, step with the
+ * advice (NULL if the runner failed: the environment applies its default), next agent. */
+typedef struct mlbc_env_ops {
+    int (*reset)(void *env);                                     /* 0 ok */
+    int (*current_agent)(void *env);                             /* index into agents */
+    int (*observe)(void *env, int agent, mlbc_runner *r);        /* 0 ok */
+    int (*step)(void *env, int agent, const void *advice);       /* 0 ok */
+    int (*done)(void *env);                                      /* non-zero: episode over */
+} mlbc_env_ops;
+
+/* Runs one episode of at most max_steps steps; returns the number of steps, -1 on error. */
+int mlbc_env_run(const mlbc_env_ops *ops, void *env, mlbc_runner *const *agents,
+                 int nagents, int max_steps);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
