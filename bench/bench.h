@@ -2,11 +2,11 @@
  *
  * A program defines bench_setup() and bench_step() and links with harness.c, whose main()
  * takes "ITERS BATCHES [ARGS...]":
- *   ITERS = 0   warm up, then print the number of steps that makes one batch last about
- *               BENCH_BATCH_NS (calibration);
+ *   ITERS = 0   print the smallest power of two of steps that makes one batch last at least
+ *               BENCH_BATCH_NS (calibration; doubling up to it is the warm-up);
  *   ITERS > 0   warm up with one batch, then print, for each of BATCHES batches of ITERS
  *               steps, the mean time of one step in nanoseconds, one per line.
- * ARGS go to bench_setup(). Exit status 0, or 3 if a step failed. */
+ * ARGS go to bench_setup(). Exit status 0, 2 for bad arguments, 3 if a step failed. */
 #ifndef BENCH_H
 #define BENCH_H
 
