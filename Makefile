@@ -68,7 +68,7 @@ $(BUILD)/%.o: $(BUILD)/%.c compiler/mlbc.h $(BUILD)/onnx.pb-c.h $(BUILD)/text_pa
 deps:
 	@sh tools/install-deps.sh
 
-test: all
+test: deps all
 	@$(PYTHON) tests/run_all.py --build $(BUILD)
 
 demo: deps all

@@ -4,6 +4,12 @@
 
 #include "mlbc_runtime.h"
 
+#ifdef __GNUC__
+#define MLBC_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define MLBC_PRINTF(f, a)
+#endif
+
 /* One implementation of the runner interface. */
 typedef struct runner_ops {
     const void *(*evaluate)(mlbc_runner *r);
@@ -29,7 +35,29 @@ mlbc_runner *runner_new(const runner_ops *ops, const mlbc_tensor_spec *features,
                         const mlbc_tensor_spec *advice, char *err, size_t errlen);
 /* Gives every still-unbound input a zeroed buffer owned by the runner. 0 on success. */
 int runner_own_unbound(mlbc_runner *r);
-void runner_fail(mlbc_runner *r, const char *fmt, ...);
-void set_err(char *err, size_t errlen, const char *fmt, ...);
+/* Records the error and marks the runner failed: from then on evaluate and set_context
+ * return at once (NULL / -1) without calling the implementation (sticky; pipe runners).
+ * A per-call error (release runners) is written with set_err(r->error, ...) instead; the
+ * next evaluate clears it. */
+void runner_fail(mlbc_runner *r, const char *fmt, ...) MLBC_PRINTF(2, 3);
+/* snprintf into err (when err and errlen are non-zero). */
+void set_err(char *err, size_t errlen, const char *fmt, ...) MLBC_PRINTF(3, 4);
+
+/* Largest tensor a spec may describe (runner buffers, log payloads). */
+#define MLBC_MAX_TENSOR_BYTES ((size_t)1 << 28)
+/* 0 if the spec is usable: terminated name, known type, rank 0..MAX, dims >= 0 and at
+ * most MLBC_MAX_TENSOR_BYTES; otherwise -1 and an error naming the tensor. */
+int spec_check(const mlbc_tensor_spec *s, char *err, size_t errlen);
+
+/* The release runner over a model descriptor, also behind the shared-object runner: on
+ * success the runner calls unload(handle) when freed (unload may be NULL). */
+mlbc_runner *release_runner_new(const mlbc_model_desc *model,
+                                const mlbc_tensor_spec *features, int nfeatures,
+                                const mlbc_tensor_spec *advice,
+                                const mlbc_release_options *opt, void (*unload)(void *),
+                                void *handle, char *err, size_t errlen);
+
+/* RFC 1321 MD5 of len bytes. */
+void md5(const void *data, size_t len, unsigned char digest[16]);
 
 #endif

@@ -1,0 +1,812 @@
+/* pipe.c - the pipe runner: the compiler side of development ("gym") mode.
+ *
+ * The compiler writes observations to BASE.out and reads advice from BASE.in, two named
+ * pipes created by the host. Three framings:
+ *
+ *  MLBC_FRAMING_LLVM (default), byte-compatible with LLVM 19's InteractiveModelRunner:
+ *      BASE.out: {"features":[SPEC,...],"advice":SPEC}\n          once, when opened
+ *                {"context":"NAME"}\n                               at every context switch
+ *                {"observation":N}\n TENSOR_0 ... TENSOR_n-1 \n     per evaluate
+ *      BASE.in:  the advice tensor's raw bytes, exactly, per observation.
+ *      SPEC = {"name":"f","type":"int64_t","port":0,"shape":[1]}; tensors are raw,
+ *      row-major, native byte order; N counts from 0 per context name.
+ *
+ *  MLBC_FRAMING_BRIDGE_BITSTREAM (ML-Compiler-Bridge BitstreamSerDes over its pipe runner):
+ *      BASE.out: LEN(8) {"features":[SPEC,...]}\n TENSOR_0 ... TENSOR_n-1 \n  per evaluate
+ *      BASE.in:  LEN(8) ADVICE_BYTES
+ *
+ *  MLBC_FRAMING_BRIDGE_JSON (ML-Compiler-Bridge JsonSerDes over its pipe runner):
+ *      BASE.out: LEN(8) {"f1":7,"f2":[1,2,3],...}   per evaluate (one element: a scalar)
+ *      BASE.in:  LEN(8) {"out":VALUE}                VALUE a number or a (nested) array
+ *
+ *  LEN is an unsigned 64-bit count of the bytes that follow, in native byte order. The
+ *  Bridge framings carry no context records (the Bridge protocol has none).
+ *
+ * Robustness: both FIFOs are opened O_NONBLOCK (a blocking open could hang forever), every
+ * open, read and write waits with poll() for at most the timeout, SIGPIPE is blocked around
+ * writes and a pending one consumed (the process-wide disposition is never touched), reply
+ * lengths are bounded, and surplus advice bytes are detected. Any failure makes the runner
+ * failed for good: evaluate returns NULL at once from then on.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "json.h"
+
+#define DEFAULT_TIMEOUT_MS 10000
+#define MAX_ADVICE_BYTES ((size_t)16 << 20)     /* an advice tensor larger than this is refused */
+#define JSON_REPLY_SLACK 4096                    /* JSON reply limit: slack + 64 bytes/element */
+
+typedef struct ctx_count {
+    char *name;
+    int64_t next;                   /* number of the next observation in this context */
+} ctx_count;
+
+typedef struct pipe_impl {
+    int framing;
+    int timeout_ms;
+    int in_fd, out_fd;
+    char *base;
+    unsigned char *advice;          /* the advice buffer returned by evaluate */
+    size_t advice_bytes;
+    int64_t advice_count;
+    size_t reply_limit;             /* Bridge framings: largest accepted LEN */
+    char *bits_header;              /* bitstream: {"features":[SPEC,...]}\n */
+    size_t bits_header_len;
+    ctx_count *ctxs;                /* LLVM framing: observation numbers per context */
+    int nctxs, capctxs, cur;
+    char *out_path;                 /* BASE.out, for reconnecting */
+    int confirmed;                  /* a complete reply has arrived in this session */
+    jbuf pre;                       /* all sent while unconfirmed, to resend on reconnect */
+    jbuf out;                       /* the record being written */
+    unsigned char *rbuf;            /* a Bridge reply being read (at most reply_limit) */
+    size_t rcap;
+} pipe_impl;
+
+/* ---- small utilities -------------------------------------------------------------------- */
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int remaining_ms(int64_t deadline)
+{
+    int64_t left = deadline - now_ms();
+    return left < 0 ? 0 : left > INT_MAX ? INT_MAX : (int)left;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+    }
+}
+
+static char *dupstr(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *d = malloc(n);
+    if (d)
+        memcpy(d, s, n);
+    return d;
+}
+
+/* Appends printf output to the record. */
+static void jb_printf(jbuf *b, const char *fmt, ...) MLBC_PRINTF(2, 3);
+static void jb_printf(jbuf *b, const char *fmt, ...)
+{
+    char tmp[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= sizeof tmp)
+        b->failed = 1;
+    else
+        jb_raw(b, tmp, (size_t)n);
+}
+
+/* ---- descriptor I/O with deadlines ------------------------------------------------------ */
+
+/* write() with SIGPIPE blocked for this thread; a SIGPIPE raised by this write is consumed
+ * so that it is not delivered when the mask is restored. */
+static ssize_t write_nosigpipe(int fd, const void *data, size_t n)
+{
+    sigset_t pipe_set, old, pending;
+    sigemptyset(&pipe_set);
+    sigaddset(&pipe_set, SIGPIPE);
+    sigemptyset(&pending);
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+    ssize_t w = write(fd, data, n);
+    int e = errno;
+    if (w < 0 && e == EPIPE && !was_pending) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    errno = e;
+    return w;
+}
+
+/* ---- opening ------------------------------------------------------------------------------ */
+
+/* Opens path with flags|O_NONBLOCK, retrying while the FIFO has no peer (ENXIO) or does not
+ * exist yet (ENOENT), until the deadline. Returns the descriptor or -1 (err filled). */
+static int open_with_deadline(const char *path, int flags, int64_t deadline, int timeout_ms,
+                              const char *role, char *err, size_t errlen)
+{
+    int delay = 1;
+    for (;;) {
+        int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+            struct stat st;
+            if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+                close(fd);
+                set_err(err, errlen, "pipe: %s is a directory", path);
+                return -1;
+            }
+            return fd;
+        }
+        int e = errno;
+        if (e == EINTR)
+            continue;
+        if (e != ENXIO && e != ENOENT) {
+            set_err(err, errlen, "pipe: cannot open %s (%s): %s", path, role, strerror(e));
+            return -1;
+        }
+        int left = remaining_ms(deadline);
+        if (left == 0) {
+            if (e == ENOENT)
+                set_err(err, errlen, "pipe: %s does not exist (the host must create it with "
+                        "mkfifo before the compiler starts; waited %d ms)", path, timeout_ms);
+            else
+                set_err(err, errlen, "pipe: no host opened %s for reading within %d ms",
+                        path, timeout_ms);
+            return -1;
+        }
+        sleep_ms(delay < left ? delay : left);
+        if (delay < 50)
+            delay *= 2;
+    }
+}
+
+/* Writes len bytes until done or the deadline. 0, or -EPIPE (no reader), -ETIMEDOUT, or
+ * another -errno. *sent counts the bytes written. */
+static int write_all(pipe_impl *p, const char *data, size_t len, int64_t deadline,
+                     size_t *sent)
+{
+    size_t off = 0;
+    int rc = 0;
+    while (off < len) {
+        ssize_t w = write_nosigpipe(p->out_fd, data + off, len - off);
+        if (w > 0) {
+            off += (size_t)w;
+            continue;
+        }
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
+            rc = -errno;
+            break;
+        }
+        struct pollfd pfd = {p->out_fd, POLLOUT, 0};
+        int left = remaining_ms(deadline);
+        int n = left ? poll(&pfd, 1, left) : 0;
+        if (n < 0 && errno != EINTR) {
+            rc = -errno;
+            break;
+        }
+        if (n == 0) {
+            rc = -ETIMEDOUT;
+            break;
+        }
+    }
+    if (sent)
+        *sent = off;
+    return rc;
+}
+
+/* Writes the record in p->out. 0 on success; else the runner failed with a message.
+ *
+ * Until the session's first reply, a vanished reader (EPIPE) may have been the previous
+ * session's host, which had not yet closed BASE.out when this runner opened it: BASE.out is
+ * then reopened (until the deadline) and everything sent so far is sent again. */
+static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
+{
+    int64_t deadline = now_ms() + p->timeout_ms;
+    size_t sent = 0;
+    char err[160];
+    if (p->out.failed || p->pre.failed) {
+        runner_fail(r, "pipe %s: out of memory", p->base);
+        return -1;
+    }
+    int rc = write_all(p, p->out.data, p->out.len, deadline, &sent);
+    while (rc == -EPIPE && !p->confirmed) {
+        close(p->out_fd);
+        p->out_fd = open_with_deadline(p->out_path, O_WRONLY, deadline, p->timeout_ms,
+                                       "observations to the host", err, sizeof err);
+        if (p->out_fd < 0) {
+            runner_fail(r, "pipe %s: the host closed %s.out before its first answer (while "
+                        "the compiler was sending %s), and no host reopened it within %d ms",
+                        p->base, p->base, what, p->timeout_ms);
+            return -1;
+        }
+        rc = write_all(p, p->pre.data, p->pre.len, deadline, NULL);
+        if (!rc)
+            rc = write_all(p, p->out.data, p->out.len, deadline, &sent);
+    }
+    if (rc == -EPIPE) {
+        runner_fail(r, "pipe %s: the host closed %s.out while the compiler was sending %s "
+                    "(it died or stopped reading)", p->base, p->base, what);
+        return -1;
+    }
+    if (rc == -ETIMEDOUT) {
+        runner_fail(r, "pipe %s: the host did not read %s within %d ms (%zu of %zu bytes "
+                    "sent); is it stalled?", p->base, what, p->timeout_ms, sent, p->out.len);
+        return -1;
+    }
+    if (rc) {
+        runner_fail(r, "pipe %s: writing %s to %s.out: %s", p->base, what, p->base,
+                    strerror(-rc));
+        return -1;
+    }
+    if (!p->confirmed)
+        jb_raw(&p->pre, p->out.data, p->out.len);
+    return 0;
+}
+
+/* Reads exactly n bytes from BASE.in into dst. 0 on success; else runner failed.
+ *
+ * While waiting, a host that closes BASE.out (POLLERR on our write end) has stopped reading
+ * observations: reported at once. Except with `tolerant` (the start of the first reply of a
+ * session): then end of file on BASE.in and a closed BASE.out may be the previous session's
+ * host going away late, and the next host is waited for until the deadline. */
+static int recv_exact(mlbc_runner *r, pipe_impl *p, void *dst, size_t n, int64_t deadline,
+                      const char *what, int tolerant)
+{
+    size_t off = 0;
+    int saw_eof = 0, saw_err = 0;
+    while (off < n) {
+        struct pollfd pfd[2] = {{p->in_fd, POLLIN, 0}, {p->out_fd, 0, 0}};
+        int left = remaining_ms(deadline);
+        int k = left ? poll(pfd, 2, left) : 0;
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k < 0) {
+            runner_fail(r, "pipe %s: poll: %s", p->base, strerror(errno));
+            return -1;
+        }
+        if (k == 0) {
+            if (saw_eof || saw_err)
+                runner_fail(r, "pipe %s: the host closed %s.%s before its first answer, and "
+                            "no host reopened it within %d ms", p->base, p->base,
+                            saw_eof ? "in" : "out", p->timeout_ms);
+            else
+                runner_fail(r, "pipe %s: no %s from the host within %d ms (%zu of %zu bytes "
+                            "received); the host is stalled or never answered", p->base, what,
+                            p->timeout_ms, off, n);
+            return -1;
+        }
+        if (!(pfd[0].revents & (POLLIN | POLLHUP | POLLERR | POLLNVAL))) {
+            if (!(pfd[1].revents & (POLLERR | POLLHUP)))
+                continue;
+            if (tolerant && off == 0) {
+                saw_err = 1;
+                sleep_ms(2);
+                continue;
+            }
+            /* A dying host closes both ends in no particular order: give BASE.in a moment
+             * to show its end of file (or data) before blaming BASE.out alone. */
+            struct pollfd in = {p->in_fd, POLLIN, 0};
+            int grace = remaining_ms(deadline);
+            if (poll(&in, 1, grace < 50 ? grace : 50) > 0)
+                continue;
+            runner_fail(r, "pipe %s: the host closed %s.out (it stopped reading "
+                        "observations) while the compiler waited for %s (%zu of %zu bytes "
+                        "received)", p->base, p->base, what, off, n);
+            return -1;
+        }
+        ssize_t got = read(p->in_fd, (unsigned char *)dst + off, n - off);
+        if (got > 0) {
+            off += (size_t)got;
+            continue;
+        }
+        if (got < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+            continue;
+        if (got == 0 && tolerant && off == 0) {
+            saw_eof = 1;
+            sleep_ms(2);
+            continue;
+        }
+        if (got == 0) {
+            runner_fail(r, "pipe %s: the host closed %s.in (end of file) after %zu of the %zu "
+                        "bytes of %s; it died or closed early", p->base, p->base, off, n, what);
+            return -1;
+        }
+        runner_fail(r, "pipe %s: reading %s from %s.in: %s", p->base, what, p->base,
+                    strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* The host never sends anything unasked: bytes waiting in BASE.in are a surplus of the
+ * previous reply (a desynchronised host). */
+static int check_no_surplus(mlbc_runner *r, pipe_impl *p, const char *when)
+{
+    int avail = 0;
+    if (ioctl(p->in_fd, FIONREAD, &avail) == 0 && avail > 0) {
+        runner_fail(r, "pipe %s: the host sent %d byte(s) more than the %zu-byte advice %s "
+                    "(desynchronised host)", p->base, avail, p->advice_bytes, when);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the runner ----------------------------------------------------------------------------- */
+
+static void pipe_destroy(mlbc_runner *r)
+{
+    pipe_impl *p = r->impl;
+    if (!p)
+        return;
+    /* BASE.in first, as LLVM: when the host sees EOF on BASE.out, the advice end is closed. */
+    if (p->in_fd >= 0)
+        close(p->in_fd);
+    if (p->out_fd >= 0)
+        close(p->out_fd);
+    for (int i = 0; i < p->nctxs; i++)
+        free(p->ctxs[i].name);
+    free(p->ctxs);
+    free(p->advice);
+    free(p->bits_header);
+    jb_free(&p->out);
+    jb_free(&p->pre);
+    free(p->out_path);
+    free(p->rbuf);
+    free(p->base);
+    free(p);
+    r->impl = NULL;
+}
+
+/* Makes name the current context (observation numbers count per context name, as LLVM's
+ * Logger does); -1 if out of memory. */
+static int select_context(pipe_impl *p, const char *name)
+{
+    for (int i = 0; i < p->nctxs; i++)
+        if (!strcmp(p->ctxs[i].name, name)) {
+            p->cur = i;
+            return 0;
+        }
+    if (p->nctxs == p->capctxs) {
+        int cap = p->capctxs ? p->capctxs * 2 : 8;
+        ctx_count *c = realloc(p->ctxs, (size_t)cap * sizeof *c);
+        if (!c)
+            return -1;
+        p->ctxs = c;
+        p->capctxs = cap;
+    }
+    char *d = dupstr(name);
+    if (!d)
+        return -1;
+    p->ctxs[p->nctxs].name = d;
+    p->ctxs[p->nctxs].next = 0;
+    p->cur = p->nctxs++;
+    return 0;
+}
+
+static int pipe_set_context(mlbc_runner *r, const char *name)
+{
+    pipe_impl *p = r->impl;
+    if (r->failed || !p)
+        return -1;
+    if (!name)
+        name = "";
+    if (p->framing != MLBC_FRAMING_LLVM)
+        return 0;                   /* the Bridge protocol has no contexts */
+    if (select_context(p, name)) {
+        runner_fail(r, "pipe %s: out of memory", p->base);
+        return -1;
+    }
+    p->out.len = 0;
+    jb_raw(&p->out, "{\"context\":", 11);
+    jb_str(&p->out, name);
+    jb_raw(&p->out, "}\n", 2);
+    if (check_no_surplus(r, p, "before this context record"))
+        return -1;
+    return send_record(r, p, "a context record");
+}
+
+/* One element of a tensor as a JSON value (Bridge JSON framing). Non-finite floats are
+ * written NaN / Infinity / -Infinity, as Python's json module reads them. */
+static void jb_elem(jbuf *b, int type, const unsigned char *e)
+{
+    switch (type) {
+    case MLBC_FLOAT: case MLBC_DOUBLE: {
+        double v;
+        if (type == MLBC_FLOAT) {
+            float f;
+            memcpy(&f, e, 4);
+            v = f;
+        } else {
+            memcpy(&v, e, 8);
+        }
+        if (isnan(v))
+            jb_raw(b, "NaN", 3);
+        else if (isinf(v))
+            jb_raw(b, v > 0 ? "Infinity" : "-Infinity", v > 0 ? 8 : 9);
+        else
+            jb_printf(b, type == MLBC_FLOAT ? "%.9g" : "%.17g", v);
+        return;
+    }
+    case MLBC_BOOL: jb_raw(b, *e ? "true" : "false", *e ? 4 : 5); return;
+    case MLBC_INT8: jb_printf(b, "%d", (int)*(const int8_t *)e); return;
+    case MLBC_UINT8: jb_printf(b, "%u", (unsigned)*e); return;
+    case MLBC_INT16: { int16_t v; memcpy(&v, e, 2); jb_printf(b, "%d", (int)v); return; }
+    case MLBC_UINT16: { uint16_t v; memcpy(&v, e, 2); jb_printf(b, "%u", (unsigned)v); return; }
+    case MLBC_INT32: { int32_t v; memcpy(&v, e, 4); jb_printf(b, "%ld", (long)v); return; }
+    case MLBC_UINT32: { uint32_t v; memcpy(&v, e, 4); jb_printf(b, "%lu", (unsigned long)v); return; }
+    case MLBC_INT64: { int64_t v; memcpy(&v, e, 8); jb_printf(b, "%lld", (long long)v); return; }
+    case MLBC_UINT64: { uint64_t v; memcpy(&v, e, 8); jb_printf(b, "%llu", (unsigned long long)v); return; }
+    }
+    b->failed = 1;
+}
+
+static void build_observation(mlbc_runner *r, pipe_impl *p)
+{
+    jbuf *b = &p->out;
+    uint64_t len = 0;
+    b->len = 0;
+    switch (p->framing) {
+    case MLBC_FRAMING_LLVM: {
+        ctx_count *c = &p->ctxs[p->cur];
+        jb_record(b, "observation", c->next++);
+        jb_raw(b, "\n", 1);
+        for (int i = 0; i < r->ninputs; i++)
+            jb_raw(b, r->inputs[i], mlbc_spec_bytes(&r->specs[i]));
+        jb_raw(b, "\n", 1);
+        return;
+    }
+    case MLBC_FRAMING_BRIDGE_BITSTREAM:
+        jb_raw(b, (const char *)&len, 8);
+        jb_raw(b, p->bits_header, p->bits_header_len);
+        for (int i = 0; i < r->ninputs; i++)
+            jb_raw(b, r->inputs[i], mlbc_spec_bytes(&r->specs[i]));
+        jb_raw(b, "\n", 1);
+        break;
+    default:                        /* MLBC_FRAMING_BRIDGE_JSON */
+        jb_raw(b, (const char *)&len, 8);
+        jb_raw(b, "{", 1);
+        for (int i = 0; i < r->ninputs; i++) {
+            const mlbc_tensor_spec *s = &r->specs[i];
+            int64_t n = mlbc_spec_count(s);
+            size_t es = mlbc_type_size(s->type);
+            const unsigned char *d = r->inputs[i];
+            if (i)
+                jb_raw(b, ",", 1);
+            jb_str(b, s->name);
+            jb_raw(b, ":", 1);
+            if (n == 1) {
+                jb_elem(b, s->type, d);
+                continue;
+            }
+            jb_raw(b, "[", 1);
+            for (int64_t k = 0; k < n; k++) {
+                if (k)
+                    jb_raw(b, ",", 1);
+                jb_elem(b, s->type, d + (size_t)k * es);
+            }
+            jb_raw(b, "]", 1);
+        }
+        jb_raw(b, "}", 1);
+        break;
+    }
+    if (!b->failed) {
+        len = b->len - 8;
+        memcpy(b->data, &len, 8);
+    }
+}
+
+/* ---- JSON reply ({"out": VALUE}) -------------------------------------------------------------- */
+
+/* Stores the numbers of v (a number, a boolean or nested arrays of them) into the advice,
+ * converted to its element type. *k counts the elements seen. NULL or an error message. */
+static const char *store_value(const json_doc *doc, const json_value *v, int type,
+                               unsigned char *dst, int64_t want, int64_t *k)
+{
+    if (v->kind == JSON_ARRAY) {
+        for (int c = v->first; c >= 0; c = doc->v[c].next) {
+            const char *e = store_value(doc, &doc->v[c], type, dst, want, k);
+            if (e)
+                return e;
+        }
+        return NULL;
+    }
+    if (v->kind != JSON_INT && v->kind != JSON_NUMBER && v->kind != JSON_BOOL)
+        return "advice values must be numbers (or arrays of numbers)";
+    if ((*k)++ >= want)
+        return NULL;                /* counted; the caller reports the size mismatch */
+    size_t es = mlbc_type_size(type);
+    unsigned char *d = dst + (size_t)(*k - 1) * es;
+    if (type == MLBC_FLOAT || type == MLBC_DOUBLE) {
+        double x = v->kind == JSON_NUMBER ? v->d : (double)v->i;
+        if (type == MLBC_FLOAT) {
+            float f = (float)x;
+            memcpy(d, &f, 4);
+        } else {
+            memcpy(d, &x, 8);
+        }
+        return NULL;
+    }
+    /* integer advice: an integral value in the type's range */
+    int64_t iv;
+    uint64_t uv;
+    int neg;
+    if (v->kind != JSON_NUMBER) {
+        iv = v->i;
+        neg = iv < 0;
+        uv = (uint64_t)iv;
+    } else {
+        double x = v->d;
+        if (x != floor(x) || !(fabs(x) < 18446744073709551616.0))
+            return "non-integral or huge number for an integer advice";
+        neg = x < 0;
+        if (neg && x < -9223372036854775808.0)
+            return "integer out of range for the advice type";
+        iv = neg ? (int64_t)x : 0;
+        uv = neg ? (uint64_t)iv : (uint64_t)x;
+        if (!neg && uv <= (uint64_t)INT64_MAX)
+            iv = (int64_t)uv;
+    }
+    int64_t lo = 0, hi = 0;
+    uint64_t uhi = 0;
+    int is_signed = 1;
+    switch (type) {
+    case MLBC_INT8: lo = INT8_MIN; hi = INT8_MAX; break;
+    case MLBC_INT16: lo = INT16_MIN; hi = INT16_MAX; break;
+    case MLBC_INT32: lo = INT32_MIN; hi = INT32_MAX; break;
+    case MLBC_INT64: lo = INT64_MIN; hi = INT64_MAX; break;
+    case MLBC_BOOL: lo = 0; hi = 1; break;
+    case MLBC_UINT8: is_signed = 0; uhi = UINT8_MAX; break;
+    case MLBC_UINT16: is_signed = 0; uhi = UINT16_MAX; break;
+    case MLBC_UINT32: is_signed = 0; uhi = UINT32_MAX; break;
+    default: is_signed = 0; uhi = UINT64_MAX; break;
+    }
+    if (is_signed ? (!neg && uv > (uint64_t)INT64_MAX) || iv < lo || iv > hi
+                  : neg || uv > uhi)
+        return "integer out of range for the advice type";
+    uint64_t bits = is_signed ? (uint64_t)iv : uv;
+    switch (es) {
+    case 1: { uint8_t x = (uint8_t)bits; memcpy(d, &x, 1); break; }
+    case 2: { uint16_t x = (uint16_t)bits; memcpy(d, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)bits; memcpy(d, &x, 4); break; }
+    default: memcpy(d, &bits, 8); break;
+    }
+    return NULL;
+}
+
+static int parse_json_reply(mlbc_runner *r, pipe_impl *p, size_t len)
+{
+    json_doc doc;
+    char msg[160] = "";
+    size_t at = 0;
+    int rc = -1;
+    memset(&doc, 0, sizeof doc);
+    if (json_parse(&doc, (const char *)p->rbuf, len, msg, sizeof msg, &at)) {
+        runner_fail(r, "pipe %s: the host's reply is not JSON (%s at byte %zu of %zu); "
+                    "expected {\"out\": VALUE}", p->base, msg, at, len);
+        goto done;
+    }
+    const json_value *out = json_member(&doc, &doc.v[0], "out");
+    if (doc.v[0].kind != JSON_OBJECT || !out) {
+        runner_fail(r, "pipe %s: the host's JSON reply has no \"out\" member; expected "
+                    "{\"out\": VALUE}", p->base);
+        goto done;
+    }
+    int64_t k = 0;
+    const char *e = store_value(&doc, out, r->advice.type, p->advice, p->advice_count, &k);
+    if (e) {
+        runner_fail(r, "pipe %s: bad JSON reply: %s", p->base, e);
+        goto done;
+    }
+    if (k != p->advice_count) {
+        runner_fail(r, "pipe %s: the host's JSON reply has %lld value(s), the advice has "
+                    "%lld", p->base, (long long)k, (long long)p->advice_count);
+        goto done;
+    }
+    rc = 0;
+done:
+    json_free(&doc);
+    return rc;
+}
+
+/* ---- evaluate -------------------------------------------------------------------------------- */
+
+static int recv_reply(mlbc_runner *r, pipe_impl *p)
+{
+    int64_t deadline = now_ms() + p->timeout_ms;
+    if (p->framing == MLBC_FRAMING_LLVM)
+        return recv_exact(r, p, p->advice, p->advice_bytes, deadline, "advice",
+                          !p->confirmed);
+
+    uint64_t len;
+    if (recv_exact(r, p, &len, 8, deadline, "reply length", !p->confirmed))
+        return -1;
+    if (len > p->reply_limit || len == 0) {
+        runner_fail(r, "pipe %s: the host announced a %llu-byte reply; refused (must be "
+                    "1..%zu bytes for this advice): garbage or a desynchronised host",
+                    p->base, (unsigned long long)len, p->reply_limit);
+        return -1;
+    }
+    if (recv_exact(r, p, p->rbuf, (size_t)len, deadline, "the reply", 0))
+        return -1;
+    if (p->framing == MLBC_FRAMING_BRIDGE_JSON)
+        return parse_json_reply(r, p, (size_t)len);
+    if (len == p->advice_bytes) {
+        memcpy(p->advice, p->rbuf, p->advice_bytes);
+        return 0;
+    }
+    /* MLCompilerBridge's Python host packs Python ints as 4-byte "i": for 64-bit integer
+     * advice accept count x 4 bytes and widen them. */
+    if (len == (uint64_t)p->advice_count * 4 &&
+        (r->advice.type == MLBC_INT64 || r->advice.type == MLBC_UINT64)) {
+        for (int64_t k = 0; k < p->advice_count; k++) {
+            int32_t v;
+            memcpy(&v, p->rbuf + 4 * k, 4);
+            int64_t w = r->advice.type == MLBC_INT64 ? (int64_t)v : (int64_t)(uint32_t)v;
+            memcpy(p->advice + 8 * k, &w, 8);
+        }
+        return 0;
+    }
+    runner_fail(r, "pipe %s: the host sent a %llu-byte reply, the advice has %zu bytes",
+                p->base, (unsigned long long)len, p->advice_bytes);
+    return -1;
+}
+
+static const void *pipe_evaluate(mlbc_runner *r)
+{
+    pipe_impl *p = r->impl;
+    if (r->failed || !p)
+        return NULL;
+    if (check_no_surplus(r, p, "before this observation"))
+        return NULL;
+    build_observation(r, p);
+    if (send_record(r, p, "an observation") || recv_reply(r, p) ||
+        check_no_surplus(r, p, "right after the reply"))
+        return NULL;
+    if (!p->confirmed) {
+        p->confirmed = 1;
+        jb_free(&p->pre);
+    }
+    return p->advice;
+}
+
+static const runner_ops pipe_ops = {pipe_evaluate, pipe_set_context, pipe_destroy};
+
+mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *features,
+                              int nfeatures, const mlbc_tensor_spec *advice,
+                              const mlbc_pipe_options *opt, char *err, size_t errlen)
+{
+    mlbc_pipe_options o = {MLBC_FRAMING_LLVM, 0, NULL};
+    if (opt)
+        o = *opt;
+    if (!channel_base || !*channel_base) {
+        set_err(err, errlen, "pipe: no channel base given");
+        return NULL;
+    }
+    if (o.framing != MLBC_FRAMING_LLVM && o.framing != MLBC_FRAMING_BRIDGE_BITSTREAM &&
+        o.framing != MLBC_FRAMING_BRIDGE_JSON) {
+        set_err(err, errlen, "pipe: unknown framing %d", o.framing);
+        return NULL;
+    }
+    mlbc_runner *r = runner_new(&pipe_ops, features, nfeatures, advice, err, errlen);
+    if (!r)
+        return NULL;
+    /* The LLVM and bitstream headers name element types as LLVM's TensorSpec does. */
+    for (int i = -1; i < nfeatures && o.framing != MLBC_FRAMING_BRIDGE_JSON; i++) {
+        const mlbc_tensor_spec *s = i < 0 ? &r->advice : &r->specs[i];
+        if (!mlbc_type_llvm_name(s->type)) {
+            set_err(err, errlen, "pipe: %s '%s': element type %d has no LLVM TensorSpec "
+                    "name (use float, double or a sized integer type)",
+                    i < 0 ? "advice" : "feature", s->name, s->type);
+            mlbc_runner_free(r);
+            return NULL;
+        }
+    }
+    size_t abytes = mlbc_spec_bytes(&r->advice);
+    if (abytes == 0 || abytes > MAX_ADVICE_BYTES) {
+        set_err(err, errlen, "pipe: advice '%s' has %zu bytes (must be 1..%zu)",
+                r->advice.name, abytes, MAX_ADVICE_BYTES);
+        mlbc_runner_free(r);
+        return NULL;
+    }
+    pipe_impl *p = calloc(1, sizeof *p);
+    if (!p) {
+        mlbc_runner_free(r);
+        set_err(err, errlen, "pipe: out of memory");
+        return NULL;
+    }
+    r->impl = p;
+    p->in_fd = p->out_fd = -1;
+    p->framing = o.framing;
+    p->timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : DEFAULT_TIMEOUT_MS;
+    p->advice_bytes = abytes;
+    p->advice_count = mlbc_spec_count(&r->advice);
+    p->reply_limit = p->framing == MLBC_FRAMING_BRIDGE_JSON
+                         ? JSON_REPLY_SLACK + (size_t)p->advice_count * 64
+                         : abytes;
+    p->base = dupstr(channel_base);
+    p->advice = calloc(1, abytes);
+    if (p->framing != MLBC_FRAMING_LLVM)
+        p->rbuf = malloc(p->reply_limit);
+    size_t plen = strlen(channel_base);
+    char *in_path = malloc(plen + 5);
+    p->out_path = malloc(plen + 5);
+    int oom = !p->base || !p->advice || (p->framing != MLBC_FRAMING_LLVM && !p->rbuf) ||
+              !in_path || !p->out_path || runner_own_unbound(r);
+    if (!oom && p->framing == MLBC_FRAMING_BRIDGE_BITSTREAM) {
+        jb_header(&p->out, r->specs, r->ninputs, NULL, NULL);
+        jb_raw(&p->out, "\n", 1);
+        oom = p->out.failed || !(p->bits_header = malloc(p->out.len));
+        if (!oom) {
+            memcpy(p->bits_header, p->out.data, p->out.len);
+            p->bits_header_len = p->out.len;
+        }
+    }
+    if (oom) {
+        free(in_path);
+        mlbc_runner_free(r);
+        set_err(err, errlen, "pipe: out of memory");
+        return NULL;
+    }
+    snprintf(in_path, plen + 5, "%s.in", channel_base);
+    snprintf(p->out_path, plen + 5, "%s.out", channel_base);
+
+    /* As LLVM: BASE.in for reading first, then BASE.out for writing. Both O_NONBLOCK: a
+     * FIFO's read end opens at once, its write end fails with ENXIO until a reader exists. */
+    int64_t deadline = now_ms() + p->timeout_ms;
+    p->in_fd = open_with_deadline(in_path, O_RDONLY, deadline, p->timeout_ms,
+                                  "advice from the host", err, errlen);
+    if (p->in_fd >= 0)
+        p->out_fd = open_with_deadline(p->out_path, O_WRONLY, deadline, p->timeout_ms,
+                                       "observations to the host", err, errlen);
+    free(in_path);
+    if (p->in_fd < 0 || p->out_fd < 0) {
+        mlbc_runner_free(r);
+        return NULL;
+    }
+
+    if (p->framing == MLBC_FRAMING_LLVM) {
+        /* The header, then the first context record (LLVM's inliner sends ""). */
+        p->out.len = 0;
+        jb_header(&p->out, r->specs, r->ninputs, NULL, &r->advice);
+        jb_raw(&p->out, "\n", 1);
+        if (send_record(r, p, "the header") ||
+            pipe_set_context(r, o.context ? o.context : "")) {
+            set_err(err, errlen, "%s", mlbc_runner_error(r));
+            mlbc_runner_free(r);
+            return NULL;
+        }
+    }
+    return r;
+}

@@ -1,0 +1,61 @@
+"""python3 -m mlbc_gym serve BASE [options] -- COMMAND...   |   python3 -m mlbc_gym dump LOG"""
+import argparse
+import importlib
+import sys
+
+from . import LogReader, serve
+
+
+def _policy(args):
+    if args.policy:
+        mod, _, fn = args.policy.partition(":")
+        if mod.endswith(".py"):
+            import runpy
+            return runpy.run_path(mod)[fn or "policy"]
+        return getattr(importlib.import_module(mod), fn or "policy")
+    value = float(args.constant) if "." in args.constant else int(args.constant)
+    return lambda features, context, index: value
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python3 -m mlbc_gym")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("serve", help="answer a compiler over BASE.in/BASE.out")
+    s.add_argument("base")
+    s.add_argument("--policy", help="MODULE:FUNCTION or FILE.py:FUNCTION")
+    s.add_argument("--constant", default="0", help="answer this value (default 0)")
+    s.add_argument("--framing", default="llvm", choices=["llvm", "bitstream", "json"])
+    s.add_argument("--advice", default="int64_t", help="advice type for the Bridge framings")
+    s.add_argument("--record", help="save what the compiler sent to this file")
+    s.add_argument("--timeout", type=float, help="kill the command after this many seconds")
+    s.add_argument("command", nargs=argparse.REMAINDER)
+    d = sub.add_parser("dump", help="print a training log or captured stream")
+    d.add_argument("log")
+    args = ap.parse_args(argv)
+    if args.cmd == "dump":
+        with open(args.log, "rb") as f:
+            r = LogReader(f)
+            print("features: " + ", ".join("%s %s%s" % (t.name, t.type, t.shape)
+                                            for t in r.features))
+            for rec in r.records():
+                if rec.kind == "observation":
+                    print("observation %d: %s" % (rec.id, rec.features))
+                elif rec.kind == "outcome":
+                    print("outcome %d: %s" % (rec.id, rec.score))
+                elif rec.kind == "context":
+                    print("context %r" % rec.context)
+                else:
+                    print("header: %d features" % len(rec.features_spec))
+        return 0
+    cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
+    if not cmd:
+        ap.error("serve needs a command after --")
+    res = serve(args.base, _policy(args), command=cmd, framing=args.framing,
+                advice=args.advice, record=args.record, command_timeout=args.timeout)
+    for sess in res.sessions:
+        print("mlbc_gym: %r" % sess, file=sys.stderr)
+    return res.returncode if res.returncode else (1 if res.errors else 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,487 @@
+"""The host (training) side of development mode: answers a compiler's observations.
+
+    from mlbc_gym import serve
+    def policy(features, context, index):
+        return 0                                   # e.g. never inline
+    result = serve("/tmp/ch", policy, command=["clang-19", "-O2", "-c", "x.c", "-mllvm",
+                   "-enable-ml-inliner=release", "-mllvm",
+                   "-inliner-interactive-channel-base=/tmp/ch"])
+
+serve() creates BASE.in and BASE.out with mkfifo, starts the command, and serves sessions in
+a row (each one a header, contexts and observations, ended by EOF) until the command has
+exited. Opening never blocks: BASE.in is opened for writing first (O_NONBLOCK, retried while
+no compiler has it open for reading), then BASE.out for reading, the order LLVM requires. The
+watchdog is that retry loop: when the command exits without (re)opening the pipes, as clang
+does at -O0, the host stops instead of hanging in open().
+"""
+import errno
+import os
+import select
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+from .log import LogReader
+from .specs import ProtocolError, TensorSpec, dumps, flatten, spec as _spec
+
+FRAMINGS = ("llvm", "bitstream", "json")
+MAX_MESSAGE = 1 << 28           # largest Bridge message accepted (bytes)
+_SLICE = 0.05                   # poll slice, seconds
+
+
+class HostError(Exception):
+    """A session failed (protocol error, the compiler went away mid-record, ...)."""
+
+
+class Session:
+    """What happened in one session of one channel."""
+
+    def __init__(self, channel, framing):
+        self.channel = channel
+        self.framing = framing
+        self.features = None        # list of TensorSpec (LLVM and bitstream framings)
+        self.advice = None          # TensorSpec
+        self.observations = 0
+        self.contexts = []          # context names in order of appearance (LLVM framing)
+        self.error = None           # None, or a message
+
+    def __repr__(self):
+        return "Session(%s, %d observations%s)" % (
+            self.channel, self.observations, ", error: " + self.error if self.error else "")
+
+
+class ServeResult:
+    def __init__(self):
+        self.returncode = None      # the command's exit status (None without a command)
+        self.sessions = []
+        self.timed_out = False      # the command was killed after command_timeout
+
+    @property
+    def observations(self):
+        return sum(s.observations for s in self.sessions)
+
+    @property
+    def errors(self):
+        return [s.error for s in self.sessions if s.error]
+
+    @property
+    def ok(self):
+        return not self.errors and not self.timed_out and self.returncode in (0, None)
+
+    def __repr__(self):
+        return "ServeResult(returncode=%r, sessions=%r)" % (self.returncode, self.sessions)
+
+
+# ---- file descriptor plumbing -------------------------------------------------------------
+
+class _FdStream:
+    """Buffered reads from a non-blocking descriptor: readline(limit) and read(n) as a file
+    object has them (short only at EOF). stop() true means the compiler has gone, so a pipe
+    it never opened counts as ended; timeout bounds the silence (None: no bound)."""
+
+    def __init__(self, fd, stop, timeout=None, tee=None):
+        self.fd = fd
+        self.buf = bytearray()
+        self.eof = False
+        self.stop = stop
+        self.timeout = timeout
+        self.tee = tee
+        self.poller = select.poll()
+        self.poller.register(fd, select.POLLIN)
+
+    def _fill(self):
+        if self.eof:
+            return False
+        waited = 0.0
+        while True:
+            events = self.poller.poll(int(_SLICE * 1000))
+            if events:
+                try:
+                    data = os.read(self.fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                except InterruptedError:
+                    continue
+                if not data:
+                    self.eof = True
+                    return False
+                if self.tee is not None:
+                    self.tee.write(data)
+                self.buf += data
+                return True
+            waited += _SLICE
+            if self.stop():
+                self.eof = True
+                return False
+            if self.timeout is not None and waited >= self.timeout:
+                raise HostError("the compiler sent nothing for %.1f s" % self.timeout)
+
+    def readline(self, limit=-1):
+        start = 0
+        while True:
+            i = self.buf.find(b"\n", start)
+            if i >= 0 and (limit < 0 or i < limit):
+                out = bytes(self.buf[:i + 1])
+                del self.buf[:i + 1]
+                return out
+            if limit >= 0 and len(self.buf) >= limit:
+                out = bytes(self.buf[:limit])
+                del self.buf[:limit]
+                return out
+            start = len(self.buf)
+            if not self._fill():
+                out = bytes(self.buf)
+                self.buf.clear()
+                return out
+
+    def read(self, n):
+        while len(self.buf) < n:
+            if not self._fill():
+                break
+        out = bytes(self.buf[:n])
+        del self.buf[:n]
+        return out
+
+
+def _write_all(fd, data, stop, timeout=None):
+    view = memoryview(data)
+    waited = 0.0
+    poller = select.poll()
+    poller.register(fd, select.POLLOUT)
+    while view:
+        try:
+            n = os.write(fd, view)
+            view = view[n:]
+            continue
+        except BlockingIOError:
+            pass
+        except BrokenPipeError:
+            raise HostError("the compiler closed its end of the advice pipe")
+        if not poller.poll(int(_SLICE * 1000)):
+            waited += _SLICE
+            if stop():
+                raise HostError("the compiler went away while the host was answering")
+            if timeout is not None and waited >= timeout:
+                raise HostError("the compiler did not read the advice for %.1f s" % timeout)
+
+
+def make_fifo(path):
+    """mkfifo path; an existing FIFO is kept, a stale regular file (left by a compiler that
+    ran without the host) is replaced."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        st = None
+    if st is not None and stat.S_ISFIFO(st.st_mode):
+        return
+    if st is not None:
+        if not stat.S_ISREG(st.st_mode):
+            raise HostError("%s exists and is neither a FIFO nor a regular file" % path)
+        os.unlink(path)
+    os.mkfifo(path, 0o600)
+
+
+# ---- one channel ----------------------------------------------------------------------------
+
+class Channel:
+    """One channel (BASE.in / BASE.out) and the policy that answers it.
+
+    policy(features, context, index) -> advice: features is a dict name -> flat list (or a
+    numpy array of the spec's shape with numpy=True); context is the current context name
+    (None in the Bridge framings, which have none); index is the observation number (per
+    context in the LLVM framing, per session in the Bridge framings). The advice may be a
+    number, a (nested) list, a numpy array, or raw bytes.
+
+    advice: the advice spec for the Bridge framings (the compiler does not send it there);
+    in the LLVM framing the header's "advice" spec is used (this one only if it lacks one).
+    """
+
+    def __init__(self, base, policy, framing="llvm", advice="int64_t", numpy=False,
+                 record=None, max_sessions=None, open_timeout=None, read_timeout=None,
+                 on_session=None):
+        if framing not in FRAMINGS:
+            raise ValueError("framing must be one of %s" % ", ".join(FRAMINGS))
+        self.base = str(base)
+        self.policy = policy
+        self.framing = framing
+        self.advice = _spec(advice) if advice is not None else None
+        self.numpy = numpy
+        self.record = record
+        self.max_sessions = max_sessions
+        self.open_timeout = open_timeout
+        self.read_timeout = read_timeout
+        self.on_session = on_session
+        self.sessions = []
+        self.exception = None       # an exception raised by the policy, re-raised by serve
+
+    @property
+    def in_path(self):
+        return self.base + ".in"
+
+    @property
+    def out_path(self):
+        return self.base + ".out"
+
+    def create(self):
+        make_fifo(self.in_path)
+        make_fifo(self.out_path)
+
+    def _open_pair(self, stop, abort):
+        """BASE.in for writing (retried while no compiler reads it), then BASE.out for
+        reading. Returns (fd_in, fd_out) or None when the compiler is gone / the wait is
+        over."""
+        t0 = time.monotonic()
+        delay = 0.001
+        while True:
+            gone = stop()             # sample before trying: a last attempt after exit
+            try:
+                fd_in = os.open(self.in_path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                break
+            except OSError as e:
+                if e.errno != errno.ENXIO:
+                    raise
+            if gone or abort.is_set():
+                return None
+            if self.open_timeout is not None and time.monotonic() - t0 >= self.open_timeout:
+                return None
+            time.sleep(delay)
+            delay = min(delay * 2, 0.01)
+        fd_out = os.open(self.out_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        return fd_in, fd_out
+
+    def run(self, stop, abort):
+        """Serves sessions until the compiler is gone (stop()), max_sessions, open_timeout,
+        or abort is set."""
+        tee = open(self.record, "ab") if isinstance(self.record, str) else self.record
+        try:
+            while not abort.is_set():
+                if self.max_sessions is not None and len(self.sessions) >= self.max_sessions:
+                    return
+                fds = self._open_pair(stop, abort)
+                if fds is None:
+                    return
+                fd_in, fd_out = fds
+                self._begin()
+                try:
+                    stream = _FdStream(fd_out, lambda: stop() or abort.is_set(),
+                                       self.read_timeout, tee)
+                    if self.framing == "llvm":
+                        self._serve_llvm(stream, fd_in, stop)
+                    else:
+                        self._serve_bridge(stream, fd_in, stop)
+                except (HostError, ProtocolError) as e:
+                    self._current.error = str(e)
+                except Exception as e:  # the policy raised: stop everything
+                    self._current.error = "policy raised %s: %s" % (type(e).__name__, e)
+                    self.exception = e
+                    abort.set()
+                finally:
+                    os.close(fd_in)
+                    os.close(fd_out)
+                    if tee is not None:
+                        tee.flush()
+                self._end()
+        finally:
+            if tee is not None and tee is not self.record:
+                tee.close()
+
+    def _begin(self):
+        self._current = Session(self.base, self.framing)
+        return self._current
+
+    def _end(self):
+        sess = self._current
+        if sess.observations or sess.error or sess.features is not None:
+            self.sessions.append(sess)
+            if self.on_session is not None:
+                self.on_session(sess)
+
+    # -- LLVM InteractiveModelRunner framing
+    def _serve_llvm(self, stream, fd_in, stop):
+        try:
+            reader = LogReader(stream, self.numpy)
+        except EOFError:
+            return                  # opened and closed without a header
+        sess = self._current
+        sess.features = reader.features
+        advice = reader.advice or self.advice
+        if advice is None:
+            raise HostError("the header has no advice spec and none was given")
+        sess.advice = advice
+        for rec in reader.records():
+            if rec.kind == "context":
+                sess.contexts.append(rec.context)
+            elif rec.kind == "header":
+                # A new session on the same descriptors: the next compiler (or runner)
+                # reopened the FIFOs before this end noticed the previous EOF.
+                self._end()
+                sess = self._begin()
+                sess.features = reader.features
+                advice = reader.advice or self.advice
+                if advice is None:
+                    raise HostError("the header has no advice spec and none was given")
+                sess.advice = advice
+            elif rec.kind == "observation":
+                out = self.policy(rec.features, rec.context, rec.id)
+                data = advice.encode(out)
+                _write_all(fd_in, data, stop, self.read_timeout)
+                sess.observations += 1
+            else:
+                raise ProtocolError("unexpected %s record in an interactive stream" % rec.kind)
+
+    # -- ML-Compiler-Bridge framings: 8-byte length + message
+    def _serve_bridge(self, stream, fd_in, stop):
+        sess = self._current
+        advice = self.advice
+        sess.advice = advice
+        index = 0
+        while True:
+            hdr = stream.read(8)
+            if not hdr:
+                return
+            if len(hdr) < 8:
+                raise ProtocolError("truncated length prefix (%d of 8 bytes)" % len(hdr))
+            n = int.from_bytes(hdr, sys.byteorder)
+            if n > MAX_MESSAGE:
+                raise ProtocolError("message of %d bytes announced (limit %d)"
+                                    % (n, MAX_MESSAGE))
+            msg = stream.read(n)
+            if len(msg) < n:
+                raise ProtocolError("truncated message (%d of %d bytes)" % (len(msg), n))
+            if self.framing == "bitstream":
+                features = self._parse_bitstream(sess, msg)
+            else:
+                features = self._parse_json(msg)
+            out = self.policy(features, None, index)
+            if self.framing == "bitstream":
+                body = advice.encode(out)
+            else:
+                if isinstance(out, (bytes, bytearray)):
+                    raise HostError("the JSON framing cannot send raw bytes")
+                flat = flatten(out)
+                value = flat[0] if len(flat) == 1 and not isinstance(out, (list, tuple)) \
+                    else flat
+                body = dumps({"out": value})
+            _write_all(fd_in, len(body).to_bytes(8, sys.byteorder) + body, stop,
+                       self.read_timeout)
+            sess.observations += 1
+            index += 1
+
+    def _parse_bitstream(self, sess, msg):
+        nl = msg.find(b"\n")
+        if nl < 0:
+            raise ProtocolError("bitstream message without a header line")
+        try:
+            import json
+            h = json.loads(msg[:nl])
+            specs = [TensorSpec.from_json(s) for s in h["features"]]
+        except (ValueError, KeyError, TypeError) as e:
+            raise ProtocolError("bad bitstream header: %s" % e)
+        if sess.features is None:
+            sess.features = specs
+        off = nl + 1
+        feats = {}
+        for s in specs:
+            if off + s.nbytes > len(msg):
+                raise ProtocolError("bitstream message too short for tensor %r" % s.name)
+            feats[s.name] = s.decode(msg[off:off + s.nbytes], self.numpy)
+            off += s.nbytes
+        if msg[off:] != b"\n":
+            raise ProtocolError("bitstream message: %d unexpected byte(s) after the tensors"
+                                % (len(msg) - off))
+        return feats
+
+    def _parse_json(self, msg):
+        import json
+        try:
+            obj = json.loads(msg)
+        except ValueError as e:
+            raise ProtocolError("bad JSON message: %s" % e)
+        if not isinstance(obj, dict):
+            raise ProtocolError("JSON message is not an object")
+        feats = {}
+        for k, v in obj.items():
+            v = flatten(v)
+            if self.numpy:
+                import numpy as np
+                v = np.asarray(v)
+            feats[k] = v
+        return feats
+
+
+# ---- serving ---------------------------------------------------------------------------------
+
+def serve_channels(channels, command=None, command_timeout=None, popen_kwargs=None):
+    """Serves several channels at once (one thread each, so that a compiler blocked opening
+    one channel never stalls another), e.g. regalloc eviction and priority together.
+    channels: list of Channel. Returns a ServeResult; re-raises a policy's exception (after
+    killing the command, since LLVM 19 would spin forever on a closed advice pipe)."""
+    result = ServeResult()
+    for ch in channels:
+        ch.create()
+    gone = threading.Event()
+    abort = threading.Event()
+    if command is None and all(c.max_sessions is None and c.open_timeout is None
+                               for c in channels):
+        raise ValueError("without a command, give max_sessions or open_timeout")
+    threads = [threading.Thread(target=c.run, args=(gone.is_set, abort), daemon=True,
+                                name="mlbc_gym:" + c.base) for c in channels]
+    for t in threads:
+        t.start()
+    proc = None
+    try:
+        if command is not None:
+            proc = subprocess.Popen(command, **(popen_kwargs or {}))
+            t0 = time.monotonic()
+            while True:
+                try:
+                    result.returncode = proc.wait(timeout=_SLICE)
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+                if abort.is_set() or (command_timeout is not None and
+                                      time.monotonic() - t0 > command_timeout):
+                    result.timed_out = not abort.is_set()
+                    proc.kill()
+                    result.returncode = proc.wait()
+                    break
+            gone.set()
+        for t in threads:
+            while t.is_alive():
+                t.join(0.1)
+    finally:
+        if proc is not None and proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        gone.set()
+        abort.set()
+    for c in channels:
+        result.sessions.extend(c.sessions)
+    for c in channels:
+        if c.exception is not None:
+            raise c.exception
+    return result
+
+
+def serve(channel_base, policy, command=None, framing="llvm", advice="int64_t", numpy=False,
+          record=None, sessions=None, open_timeout=None, read_timeout=None,
+          command_timeout=None, popen_kwargs=None, on_session=None):
+    """Creates the FIFOs, runs command (a list, as for subprocess) and answers every
+    observation with policy(features, context, index) until the command exits.
+
+    framing: "llvm" (InteractiveModelRunner), "bitstream" or "json" (ML-Compiler-Bridge).
+    advice: advice spec for the Bridge framings (TensorSpec, type name or JSON dict).
+    numpy: hand the policy numpy arrays shaped as the specs instead of flat lists.
+    record: path or binary file receiving a copy of everything the compiler sent (for the
+        LLVM framing a log that LogReader reads back).
+    sessions / open_timeout: without a command, stop after that many sessions / after
+        waiting that many seconds for a compiler to open the pipes.
+    read_timeout: fail a session whose compiler is silent this long (default: no bound).
+    command_timeout: kill the command after that many seconds.
+    Returns a ServeResult (returncode, sessions with counts and errors).
+    """
+    ch = Channel(channel_base, policy, framing, advice, numpy, record, sessions,
+                 open_timeout, read_timeout, on_session)
+    return serve_channels([ch], command, command_timeout, popen_kwargs)

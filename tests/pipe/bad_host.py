@@ -1,0 +1,182 @@
+"""A host that misbehaves on purpose, for tests/test_pipe.py.
+
+    python3 bad_host.py BASE FRAMING MODE
+
+FRAMING is llvm, bitstream or json. The FIFOs must exist. It opens BASE.in for writing, then
+BASE.out for reading (the order LLVM requires), follows the compiler's records far enough to
+reach the point MODE is about, then misbehaves. A 30 s alarm ends it whatever happens.
+"""
+import json
+import os
+import signal
+import struct
+import sys
+import time
+
+SIZES = {"float": 4, "double": 8, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
+         "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8}
+
+
+def nbytes(spec):
+    n = SIZES[spec["type"]]
+    for d in spec["shape"]:
+        n *= d
+    return n
+
+
+class Conn:
+    def __init__(self, base, framing):
+        self.framing = framing
+        self.to = os.open(base + ".in", os.O_WRONLY)
+        self.frm = os.open(base + ".out", os.O_RDONLY)
+        self.buf = b""
+        self.payload = None
+
+    def read(self, n):
+        while len(self.buf) < n:
+            d = os.read(self.frm, 65536)
+            if not d:
+                raise EOFError
+            self.buf += d
+        out, self.buf = self.buf[:n], self.buf[n:]
+        return out
+
+    def line(self):
+        while b"\n" not in self.buf:
+            d = os.read(self.frm, 65536)
+            if not d:
+                raise EOFError
+            self.buf += d
+        i = self.buf.index(b"\n")
+        out, self.buf = self.buf[:i + 1], self.buf[i + 1:]
+        return out
+
+    def header(self):
+        if self.framing == "llvm":
+            h = json.loads(self.line())
+            self.payload = sum(nbytes(s) for s in h["features"])
+
+    def observation(self):
+        """Consumes records up to and including the next observation."""
+        if self.framing != "llvm":
+            n = struct.unpack("=Q", self.read(8))[0]
+            return self.read(n)
+        while True:
+            rec = json.loads(self.line())
+            if "observation" in rec:
+                data = self.read(self.payload)
+                assert self.read(1) == b"\n"
+                return data
+
+    def write(self, data):
+        os.write(self.to, data)
+
+    def reply_bytes(self, value=7):
+        if self.framing == "llvm":
+            return struct.pack("=q", value)
+        if self.framing == "bitstream":
+            return struct.pack("=Q", 8) + struct.pack("=q", value)
+        body = json.dumps({"out": value}).encode()
+        return struct.pack("=Q", len(body)) + body
+
+    def reply(self, value=7):
+        self.write(self.reply_bytes(value))
+
+
+def bridge(c, body):
+    c.write(struct.pack("=Q", len(body)) + body)
+
+
+def main():
+    base, framing, mode = sys.argv[1:4]
+    signal.alarm(30)
+    if mode == "never_open":
+        time.sleep(30)
+        return
+    c = Conn(base, framing)
+    if mode == "die_before_header":
+        os._exit(0)
+    c.header()
+    if mode == "die_after_header":
+        os._exit(0)
+    if mode == "close_in_early":          # stop answering: close the advice end, keep reading
+        os.close(c.to)
+        time.sleep(30)
+        return
+    if mode == "close_out_early":         # stop reading: close BASE.out, keep BASE.in
+        os.close(c.frm)
+        time.sleep(30)
+        return
+    if mode == "never_read":              # keep both open, read nothing
+        time.sleep(30)
+        return
+    c.observation()
+    if mode == "close_in_later":          # one answer, then close the advice end
+        c.reply()
+        os.close(c.to)
+        time.sleep(30)
+        return
+    if mode == "close_out_later":         # one answer, then stop reading
+        c.reply()
+        os.close(c.frm)
+        time.sleep(30)
+        return
+    if mode == "stall":
+        time.sleep(30)
+    elif mode == "die_mid_reply":
+        c.write(struct.pack("=q", 7)[:4] if framing == "llvm" else struct.pack("=Q", 8) + b"\0\0")
+        os._exit(0)
+    elif mode == "short":
+        c.write(struct.pack("=q", 7)[:4] if framing == "llvm" else struct.pack("=Q", 8) + b"\0\0")
+        time.sleep(30)
+    elif mode == "long":                  # reply and surplus in one write
+        c.write(c.reply_bytes() + b"\1\2\3\4")
+        time.sleep(30)
+    elif mode == "long_late":             # a correct reply, then surplus bytes a bit later
+        c.reply()
+        time.sleep(0.3)
+        c.write(b"\1\2\3\4")
+        c.observation()
+        time.sleep(30)
+    elif mode == "huge_length":
+        c.write(struct.pack("=Q", 1 << 40))
+        time.sleep(30)
+    elif mode == "zero_length":
+        c.write(struct.pack("=Q", 0))
+        time.sleep(30)
+    elif mode == "garbage":
+        if framing == "json":
+            bridge(c, b"hello, world")
+        else:
+            bridge(c, b"abc")
+        time.sleep(30)
+    elif mode == "json_no_out":
+        bridge(c, b'{"advice": 1}')
+        time.sleep(30)
+    elif mode == "json_count":
+        bridge(c, b'{"out": [1, 2]}')
+        time.sleep(30)
+    elif mode == "json_string":
+        bridge(c, b'{"out": "one"}')
+        time.sleep(30)
+    elif mode == "json_range":
+        bridge(c, b'{"out": 1e300}')
+        time.sleep(30)
+    elif mode == "json_trailing":
+        bridge(c, b'{"out": 1} x')
+        time.sleep(30)
+    elif mode == "bits_int32":            # MLCompilerBridge's Python packs ints as 4 bytes
+        for k in range(3):
+            bridge(c, struct.pack("=i", -5 - k))
+            if k < 2:
+                c.observation()
+        time.sleep(30)
+    else:
+        sys.exit("unknown mode " + mode)
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (EOFError, BrokenPipeError):
+        pass

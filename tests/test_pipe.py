@@ -1,0 +1,670 @@
+"""Development mode: the C pipe runner (runtime/pipe.c) against the Python host (mlbc_gym), and
+against hosts that misbehave; the Python training-log reader and writer against the C logger
+and reader. The C programs in tests/pipe/ are built twice: against BUILD/libmlbc_rt.a, and
+from the runtime sources with -fsanitize=address,undefined (leak detection on).
+
+    python3 tests/test_pipe.py --build build        # ends with "N passed, M failed"
+"""
+import argparse
+import io
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
+
+import mlbc_gym  # noqa: E402
+from mlbc_gym import LogReader, LogWriter, ProtocolError, TensorSpec  # noqa: E402
+
+TIMEOUT_MS = 1000           # the client's pipe timeout in the misbehaving-host tests
+MARGIN_MS = 700             # what a failing operation may take beyond the timeout
+SAN_ENV = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0:exitcode=86",
+           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=87"}
+SAN_RE = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:")
+
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok   " + name)
+    else:
+        failed += 1
+        print("FAIL " + name + (": " + detail if detail else ""))
+    sys.stdout.flush()
+    return ok
+
+
+# ---- building the C programs -----------------------------------------------------------------
+
+def build(build_dir):
+    out = os.path.join(build_dir, "test_pipe")
+    os.makedirs(out, exist_ok=True)
+    lib = os.path.join(build_dir, "libmlbc_rt.a")
+    rt_srcs = sorted(os.path.join(ROOT, "runtime", f) for f in os.listdir(
+        os.path.join(ROOT, "runtime")) if f.endswith(".c"))
+    common = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE",
+              "-I" + os.path.join(ROOT, "runtime")]
+    bins = {}
+    for prog in ("pipe_client", "pipe_logtool"):
+        src = os.path.join(HERE, "pipe", prog + ".c")
+        plain = os.path.join(out, prog)
+        san = os.path.join(out, prog + "_asan")
+        cmds = [
+            ["cc", "-O1", "-g"] + common + ["-o", plain, src, lib, "-ldl", "-lm", "-lpthread"],
+            ["cc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+             "-fno-sanitize-recover=undefined", "-Wno-unused-parameter"] + common +
+            ["-o", san, src] + rt_srcs + ["-ldl", "-lm", "-lpthread"],
+        ]
+        for cmd, path, kind in zip(cmds, (plain, san), ("plain", "asan")):
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if check("build %s (%s)" % (prog, kind), p.returncode == 0,
+                     (p.stderr or p.stdout).strip()[:600]):
+                bins[(prog, kind)] = path
+    return bins
+
+
+def client_env(kind):
+    env = dict(os.environ)
+    if kind == "asan":
+        env.update(SAN_ENV)
+    return env
+
+
+def san_clean(kind, stderr):
+    return kind != "asan" or not SAN_RE.search(stderr)
+
+
+# ---- the good host: mlbc_gym.serve driving the C client ------------------------------------------
+
+ADVICE = {"int64": TensorSpec("advice", "int64_t", [1]),
+          "float": TensorSpec("advice", "float", [1]),
+          "int64x3": TensorSpec("advice", "int64_t", [3])}
+
+
+def expected(advice, k):
+    v = 1012 * k + 35                     # see policy() below
+    if advice == "float":
+        return [2 * k + 2.75]
+    if advice == "int64x3":
+        return [v, v + 1, v + 2]
+    return [v]
+
+
+def make_policy(advice, calls, as_numpy=False, shaped=True):
+    def policy(f, ctx, idx):
+        if as_numpy:
+            # the JSON framing carries no shapes or types: flat arrays there
+            assert not shaped or (f["b"].shape == (2, 3) and f["d"].dtype.name == "uint8"), f
+            assert shaped or f["b"].shape == (6,), f
+            f = {k: v.reshape(-1).tolist() for k, v in f.items()}
+        calls.append((ctx, idx, f["a"][0]))
+        a, b, c, d = f["a"][0], f["b"], f["c"][0], f["d"]
+        v = a * 1000 + int(sum(b) * 2) + c + sum(d)
+        if advice == "float":
+            return a + 0.25 + b[5]
+        if advice == "int64x3":
+            return [v, v + 1, v + 2]
+        return v
+    return policy
+
+
+def parse_client(text):
+    adv, sessions, other = {}, 0, []
+    for line in text.splitlines():
+        w = line.split()
+        if w and w[0] == "advice":
+            adv.setdefault(sessions, []).append((int(w[1]), [float(x) for x in w[2:]]))
+        elif w and w[0] == "session":
+            sessions += 1
+        else:
+            other.append(line)
+    return adv, sessions, other
+
+
+def good_run(tmp, bins, kind, framing, advice, ops, sessions=2, as_numpy=False, record=None,
+             extra=()):
+    base = os.path.join(tmp, "ch")
+    calls = []
+    cmd = [bins[("pipe_client", kind)], base, "--framing", framing, "--timeout", "10000",
+           "--advice", advice, "--sessions", str(sessions)] + list(extra) + list(ops)
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        t0 = time.monotonic()
+        res = mlbc_gym.serve(base, make_policy(advice, calls, as_numpy, framing != "json"),
+                             command=cmd,
+                             framing=framing, advice=ADVICE[advice], numpy=as_numpy,
+                             record=record, command_timeout=60,
+                             popen_kwargs={"stdout": out, "stderr": err,
+                                           "env": client_env(kind)})
+        took = time.monotonic() - t0
+        out.seek(0)
+        err.seek(0)
+        return res, out.read(), err.read(), calls, took
+
+
+def test_good_host(bins):
+    ops = ["obs=2", "ctx=f1", "ctx=f2", "obs=1", "ctx=f1", "obs=1"]
+    for kind in ("plain", "asan"):
+        if ("pipe_client", kind) not in bins:
+            continue
+        for framing in ("llvm", "bitstream", "json"):
+            for advice in ("int64", "float", "int64x3"):
+                name = "host %s framing, %s advice, 2 sessions, adjacent contexts (%s)" % (
+                    framing, advice, kind)
+                with tempfile.TemporaryDirectory() as tmp:
+                    res, out, err, calls, took = good_run(tmp, bins, kind, framing, advice, ops)
+                adv, nsess, other = parse_client(out)
+                want = [(k, expected(advice, k)) for k in range(4)]
+                problems = []
+                if res.returncode != 0 or "done" not in other:
+                    problems.append("client exit %s, output %r" % (res.returncode, other[-3:]))
+                if nsess != 2 or any(adv.get(s) != want for s in (1, 2)):
+                    problems.append("advice %r, want %r" % (adv, want))
+                if res.errors:
+                    problems.append("host errors %r" % res.errors)
+                if sum(s.observations for s in res.sessions) != 8:
+                    problems.append("host counted %d observations" % res.observations)
+                if framing == "llvm":
+                    # LLVM numbering: per context name; "" gets 0,1; f2 0; f1 0 (f1 had
+                    # no observation when f2 started, so its first one is 0)
+                    want_calls = [("", 0, 0), ("", 1, 1), ("f2", 0, 2), ("f1", 0, 3)] * 2
+                    if calls != want_calls:
+                        problems.append("policy calls %r" % calls)
+                    if len(res.sessions) != 2 or res.sessions[0].contexts != ["", "f1", "f2", "f1"]:
+                        problems.append("sessions %r contexts %r" % (
+                            res.sessions, [s.contexts for s in res.sessions]))
+                else:
+                    if [c[0] for c in calls] != [None] * 8:
+                        problems.append("contexts in a Bridge framing: %r" % calls)
+                if not san_clean(kind, err):
+                    problems.append("sanitizer: " + err[-800:])
+                check(name, not problems, "; ".join(problems))
+
+    # a context given as option, a context name seen again continues its numbering
+    if ("pipe_client", "plain") in bins:
+        with tempfile.TemporaryDirectory() as tmp:
+            res, out, err, calls, _ = good_run(
+                tmp, bins, "plain", "llvm", "int64",
+                ["obs=1", "ctx=g", "obs=1", "ctx=main", "obs=1"], sessions=1,
+                extra=["--context", "main"])
+        check("llvm framing: first context from the options; numbering continues per name",
+              res.ok and calls == [("main", 0, 0), ("g", 0, 1), ("main", 1, 2)],
+              "%r %r %r" % (res, calls, out))
+
+        if mlbc_gym.have_numpy():
+            for framing in ("llvm", "bitstream", "json"):
+                with tempfile.TemporaryDirectory() as tmp:
+                    res, out, err, calls, _ = good_run(tmp, bins, "plain", framing, "int64",
+                                                       ["obs=3"], sessions=1, as_numpy=True)
+                adv, _, _ = parse_client(out)
+                check("host hands numpy arrays to the policy (%s framing)" % framing,
+                      res.ok and adv.get(1) == [(k, expected("int64", k)) for k in range(3)],
+                      "%r %r" % (res, out[-300:]))
+
+        # the recorded stream (record=) is a log LogReader reads back: 2 headers, adjacent
+        # contexts, the payload bytes including newlines
+        with tempfile.TemporaryDirectory() as tmp:
+            rec = os.path.join(tmp, "stream.log")
+            res, out, err, calls, _ = good_run(tmp, bins, "plain", "llvm", "float",
+                                               ["obs=1", "ctx=x", "ctx=y", "obs=2"],
+                                               record=rec)
+            with open(rec, "rb") as f:
+                r = LogReader(f)
+                recs = list(r.records())
+            kinds = [x.kind for x in recs]
+            obs = [x for x in recs if x.kind == "observation"]
+            check("recorded interactive stream reads back (2 sessions, adjacent contexts)",
+                  res.ok and r.advice == ADVICE["float"] and kinds.count("header") == 1 and
+                  kinds.count("context") == 6 and len(obs) == 6 and
+                  obs[1].context == "y" and obs[1].features["d"] == [10, 10, 1, 0] and
+                  obs[2].id == 1,
+                  "%r %r" % (kinds, obs))
+
+
+# ---- misbehaving hosts ---------------------------------------------------------------------------
+
+# (name, framing, mode, extra client args, allowed exit codes, error regex); the client runs
+# "obs=3" unless the extra args end with operations of their own
+BAD = [
+    ("host never opens the FIFOs", "llvm", "never_open", [], {2},
+     r"open-error .*no host opened .*\.out for reading within 1000 ms"),
+    ("FIFOs do not exist", "llvm", None, [], {2}, r"open-error .*does not exist"),
+    ("host dies before the header", "llvm", "die_before_header", [], {2, 3},
+     r"closed .*\.(out|in) before its first answer.*no host reopened it within 1000 ms"),
+    ("host dies after the header", "llvm", "die_after_header", [], {3},
+     r"eval-error .*closed .*\.(out|in) before its first answer.*no host reopened it"),
+    ("host dies after the header", "bitstream", "die_after_header", [], {3},
+     r"eval-error .*closed .*\.(out|in) before its first answer.*no host reopened it"),
+    ("host dies after the header", "json", "die_after_header", [], {3},
+     r"eval-error .*closed .*\.(out|in) before its first answer.*no host reopened it"),
+    ("host dies in the middle of a reply", "llvm", "die_mid_reply", [], {3},
+     r"eval-error .*end of file\) after 4 of the 8 bytes"),
+    ("host dies in the middle of a reply", "bitstream", "die_mid_reply", [], {3},
+     r"eval-error .*end of file\) after 2 of the 8 bytes"),
+    ("host stalls (no reply)", "llvm", "stall", [], {3},
+     r"eval-error .*no advice from the host within 1000 ms \(0 of 8"),
+    ("host stalls (no reply)", "bitstream", "stall", [], {3},
+     r"eval-error .*no reply length from the host within 1000 ms"),
+    ("host stalls (no reply)", "json", "stall", [], {3},
+     r"eval-error .*within 1000 ms"),
+    ("host never reads (observation larger than the pipe)", "llvm", "never_read",
+     ["--big", "200000"], {3}, r"eval-error .*did not read an observation within 1000 ms"),
+    ("short reply", "llvm", "short", [], {3}, r"eval-error .*within 1000 ms \(4 of 8 bytes"),
+    ("short reply", "bitstream", "short", [], {3}, r"eval-error .*\(2 of 8 bytes"),
+    ("long reply", "llvm", "long", [], {3},
+     r"eval-error .*sent 4 byte\(s\) more than the 8-byte advice right after the reply"),
+    ("long reply", "bitstream", "long", [], {3}, r"eval-error .*sent 4 byte\(s\) more"),
+    ("long reply", "json", "long", [], {3}, r"eval-error .*sent 4 byte\(s\) more"),
+    ("surplus bytes arriving late", "llvm", "long_late", ["obs=1", "sleep=600", "obs=1"], {3},
+     r"eval-error .*more than the 8-byte advice before this observation"),
+    ("host closes the advice pipe early", "llvm", "close_in_early", [], {3},
+     r"eval-error .*closed .*\.in before its first answer"),
+    ("host closes the observation pipe early", "llvm", "close_out_early", [], {2, 3},
+     r"the host closed .*\.out before its first answer"),
+    ("host closes the advice pipe after answering", "llvm", "close_in_later", [], {3},
+     r"eval-error .*closed .*\.in \(end of file\) after 0 of the 8"),
+    ("host closes the observation pipe after answering", "llvm", "close_out_later", [], {3},
+     r"eval-error .*the host closed .*\.out"),
+    ("huge length prefix", "bitstream", "huge_length", [], {3},
+     r"eval-error .*1099511627776-byte reply; refused"),
+    ("huge length prefix", "json", "huge_length", [], {3}, r"eval-error .*refused"),
+    ("zero length prefix", "json", "zero_length", [], {3}, r"eval-error .*0-byte reply; refused"),
+    ("garbage reply", "bitstream", "garbage", [], {3},
+     r"eval-error .*3-byte reply, the advice has 8 bytes"),
+    ("garbage reply", "json", "garbage", [], {3}, r"eval-error .*reply is not JSON"),
+    ("JSON reply without \"out\"", "json", "json_no_out", [], {3}, r"no \"out\" member"),
+    ("JSON reply with 2 values for 1", "json", "json_count", [], {3},
+     r"has 2 value\(s\), the advice has 1"),
+    ("JSON reply with a string", "json", "json_string", [], {3}, r"must be numbers"),
+    ("JSON reply out of range", "json", "json_range", [], {3}, r"non-integral or huge"),
+    ("JSON reply with trailing garbage", "json", "json_trailing", [], {3}, r"not JSON"),
+]
+
+
+def run_bad(bins, kind, framing, mode, extra):
+    ops = [] if any(a.startswith(("obs=", "ctx=", "sleep=")) for a in extra) else ["obs=3"]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = os.path.join(tmp, "ch")
+        host = None
+        if mode is not None:
+            mlbc_gym.make_fifo(base + ".in")
+            mlbc_gym.make_fifo(base + ".out")
+            host = subprocess.Popen([sys.executable, os.path.join(HERE, "pipe", "bad_host.py"),
+                                     base, framing, mode], stdout=subprocess.DEVNULL,
+                                    stderr=subprocess.PIPE, text=True)
+        cmd = [bins[("pipe_client", kind)], base, "--framing", framing, "--timeout",
+               str(TIMEOUT_MS)] + list(extra) + list(ops)
+        t0 = time.monotonic()
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, env=client_env(kind),
+                               timeout=3 * TIMEOUT_MS / 1000 + 20)
+            rc, out, err = p.returncode, p.stdout, p.stderr
+        except subprocess.TimeoutExpired as e:
+            rc, out, err = "hang", e.stdout or "", e.stderr or ""
+        took = (time.monotonic() - t0) * 1000
+        host_err = ""
+        if host is not None:
+            host.kill()
+            host_err = host.communicate()[1]
+        return rc, out if isinstance(out, str) else out.decode(), \
+            err if isinstance(err, str) else err.decode(), took, host_err
+
+
+def test_bad_hosts(bins):
+    for kind in ("plain", "asan"):
+        if ("pipe_client", kind) not in bins:
+            continue
+        for name, framing, mode, extra, rcs, pattern in BAD:
+            rc, out, err, took, host_err = run_bad(bins, kind, framing, mode, extra)
+            problems = []
+            if rc not in rcs:
+                problems.append("exit %r, expected %s" % (rc, sorted(rcs)))
+            line = next((l for l in out.splitlines() if "error" in l.split(" ", 1)[0]), "")
+            if not re.search(pattern, out):
+                problems.append("output %r does not match %r" % (out.strip()[-400:], pattern))
+            m = re.match(r"\S+ (\d+) ", line)
+            if m and int(m.group(1)) > TIMEOUT_MS + MARGIN_MS:
+                problems.append("the failing call took %s ms" % m.group(1))
+            if took > 3 * TIMEOUT_MS + 3000:
+                problems.append("the client took %.0f ms" % took)
+            if rc == 3:
+                m = re.search(r"after-failure (\d+) (\w+)", out)
+                if not m or m.group(2) != "NULL" or int(m.group(1)) > 50:
+                    problems.append("evaluate after the failure: %r" % (m and m.group(0)))
+            if "Traceback" in host_err:
+                problems.append("bad host crashed: " + host_err[-300:])
+            if not san_clean(kind, err):
+                problems.append("sanitizer: " + err[-800:])
+            check("%s, %s framing: clear error in bounded time (%s)" % (name, framing, kind),
+                  not problems, "; ".join(problems))
+
+        # MLCompilerBridge's Python host packs ints as 4 bytes: accepted and widened
+        rc, out, err, took, _ = run_bad(bins, kind, "bitstream", "bits_int32", [])
+        adv, _, _ = parse_client(out)
+        check("bitstream: 4-byte integer replies are widened to int64 (%s)" % kind,
+              rc == 0 and [v for _, v in adv.get(1, [])] == [[-5], [-6], [-7]] and
+              san_clean(kind, err), "%r %r %r" % (rc, out, err[-500:]))
+
+
+# ---- the Python host against misbehaving compilers -------------------------------------------------
+
+def fake_compiler(base, script):
+    """A Python 'compiler' run as a command: opens as LLVM does and runs script(fin, fout)."""
+    code = ("import os,sys,struct,time\n"
+            "fin=os.open(%r,os.O_RDONLY)\nfout=os.open(%r,os.O_WRONLY)\n" % (
+                base + ".in", base + ".out") + script)
+    return [sys.executable, "-c", code]
+
+
+HEADER = (b'{"features":[{"name":"x","type":"int64_t","port":0,"shape":[2]}],'
+          b'"advice":{"name":"y","type":"float","port":0,"shape":[1]}}\n')
+
+
+def test_host_robustness():
+    with tempfile.TemporaryDirectory() as tmp:
+        base = os.path.join(tmp, "ch")
+        t0 = time.monotonic()
+        res = mlbc_gym.serve(base, lambda f, c, i: 0, command=["true"], command_timeout=30)
+        check("host watchdog: a command that never opens the pipes (like -O0) ends the host",
+              res.ok and not res.sessions and time.monotonic() - t0 < 5, repr(res))
+
+        t0 = time.monotonic()
+        res = mlbc_gym.serve(base, lambda f, c, i: 0, open_timeout=0.5)
+        took = time.monotonic() - t0
+        check("host without a command gives up after open_timeout",
+              not res.sessions and 0.4 < took < 3, "%r %.2f s" % (res, took))
+
+        # a float advice answered to a hand-written compiler; the reply is 4 native bytes
+        script = ("os.write(fout, %r)\n"
+                  "os.write(fout, b'{\"context\":\"a\"}\\n{\"context\":\"b\"}\\n')\n"
+                  "for k in range(3):\n"
+                  "    os.write(fout, b'{\"observation\":%%d}\\n' %% k + struct.pack('=2q', k, 10) + b'\\n')\n"
+                  "    r = os.read(fin, 4)\n"
+                  "    assert struct.unpack('=f', r)[0] == k * 0.5 + 10, r\n"
+                  "os.close(fout); os.close(fin)\n" % HEADER)
+        res = mlbc_gym.serve(base, lambda f, c, i: f["x"][0] * 0.5 + f["x"][1],
+                             command=fake_compiler(base, script), command_timeout=30)
+        check("host answers float advice in native bytes (adjacent contexts)",
+              res.ok and res.observations == 3 and res.sessions[0].contexts == ["a", "b"],
+              repr(res))
+
+        # malformed header / truncated observation: the session records an error, no hang
+        for what, body in (("malformed header", b"{not json}\n"),
+                           ("truncated observation", HEADER + b'{"observation":0}\n\1\2\3')):
+            script = "os.write(fout, %r)\nos.close(fout)\ntime.sleep(0.2)\n" % body
+            t0 = time.monotonic()
+            res = mlbc_gym.serve(base, lambda f, c, i: 0, command=fake_compiler(base, script),
+                                 command_timeout=30)
+            check("host reports a %s and goes on" % what,
+                  len(res.errors) == 1 and time.monotonic() - t0 < 5, repr(res))
+
+        # a compiler that opens BASE.in, then dies before opening BASE.out
+        script = "os._exit(0)\n"
+        cmd = [sys.executable, "-c", "import os\nfin=os.open(%r,os.O_RDONLY)\nos._exit(0)\n"
+               % (base + ".in")]
+        t0 = time.monotonic()
+        res = mlbc_gym.serve(base, lambda f, c, i: 0, command=cmd, command_timeout=30)
+        check("host survives a compiler that dies between the two opens",
+              res.ok and time.monotonic() - t0 < 5, repr(res))
+
+        # a policy that raises: serve() re-raises it and the compiler is killed, not left
+        # spinning on a closed advice pipe
+        script = ("os.write(fout, %r)\n"
+                  "os.write(fout, b'{\"observation\":0}\\n' + bytes(16) + b'\\n')\n"
+                  "time.sleep(60)\n" % HEADER)
+
+        def bad_policy(f, c, i):
+            raise ValueError("policy bug")
+        t0 = time.monotonic()
+        try:
+            mlbc_gym.serve(base, bad_policy, command=fake_compiler(base, script),
+                           command_timeout=60)
+            raised = None
+        except ValueError as e:
+            raised = e
+        check("a policy exception is re-raised and the compiler killed",
+              raised is not None and time.monotonic() - t0 < 10, repr(raised))
+
+        # a policy answering the wrong number of values: error, no desynchronisation
+        script = ("os.write(fout, %r)\n"
+                  "os.write(fout, b'{\"observation\":0}\\n' + bytes(16) + b'\\n')\n"
+                  "time.sleep(60)\n" % HEADER)
+        try:
+            mlbc_gym.serve(base, lambda f, c, i: [1, 2], command=fake_compiler(base, script),
+                           command_timeout=60)
+            raised = None
+        except ValueError as e:
+            raised = e
+        check("advice of the wrong size is refused by the host",
+              raised is not None and "2 value(s)" in str(raised), repr(raised))
+
+        # the same FIFOs served from a separate thread, the compiler started independently
+        box = {}
+
+        def serve_two():
+            box["res"] = mlbc_gym.serve(base, lambda f, c, i: 1, sessions=2, open_timeout=30)
+        t = threading.Thread(target=serve_two)
+        t.start()
+        for _ in range(2):
+            subprocess.run(fake_compiler(base, "os.write(fout, %r)\n"
+                                         "os.write(fout, b'{\"observation\":0}\\n' + bytes(16) + b'\\n')\n"
+                                         "assert os.read(fin, 4) == struct.pack('=f', 1.0)\n"
+                                         "os.close(fin); os.close(fout)\n" % HEADER),
+                           timeout=30)
+        t.join(30)
+        res = box.get("res")
+        check("host without a command serves a given number of sessions",
+              res is not None and len(res.sessions) == 2 and res.observations == 2, repr(res))
+
+
+# ---- training logs ------------------------------------------------------------------------------------
+
+# The same log as pipe_logtool writes with the C logger.
+LOG_FEATURES = [TensorSpec("a", "int64_t", [1]), TensorSpec("b", "float", [2, 3]),
+                TensorSpec("d", "uint8_t", [4])]
+LOG_SCORE = TensorSpec("reward", "float", [1])
+
+
+def write_reference_log(f):
+    w = LogWriter(f, LOG_FEATURES, score=LOG_SCORE)
+    w.context("f0")
+    for k in range(5):
+        if k == 2:
+            w.context("empty")
+            w.context("f1")
+        w.observation({"a": 100 + k, "b": [[k + 0.25 * j for j in range(3)],
+                                           [k + 0.25 * j for j in range(3, 6)]],
+                       "d": [10, 10, k, 255]})
+        if k != 3:
+            w.outcome(0.5 * k)
+    w.flush()
+
+
+def check_reference_log(obs):
+    want_ctx = ["f0", "f0", "f1", "f1", "f1"]
+    want_id = [0, 1, 0, 1, 2]
+    ok = len(obs) == 5
+    for k, o in enumerate(obs if ok else []):
+        ok &= (o.context == want_ctx[k] and o.id == want_id[k] and
+               o.features["a"] == [100 + k] and
+               o.features["b"] == [k + 0.25 * j for j in range(6)] and
+               o.features["d"] == [10, 10, k, 255] and
+               o.score == (None if k == 3 else [0.5 * k]))
+    return ok
+
+
+def test_logs(bins):
+    buf = io.BytesIO()
+    write_reference_log(buf)
+    data = buf.getvalue()
+    r, obs = mlbc_gym.read_log(io.BytesIO(data))
+    check("python log writer -> reader round trip (adjacent contexts, missing outcome)",
+          r.features == LOG_FEATURES and r.score == LOG_SCORE and r.advice is None and
+          check_reference_log(obs), repr(obs))
+
+    recs = list(LogReader(io.BytesIO(data)).records())
+    check("log records in order",
+          [x.kind for x in recs] == ["context", "observation", "outcome", "observation",
+                                     "outcome", "context", "context", "observation", "outcome",
+                                     "observation", "observation", "outcome"],
+          repr(recs))
+    check("log header is LLVM's compact JSON",
+          data.startswith(b'{"features":[{"name":"a","type":"int64_t","port":0,"shape":[1]},'
+                          b'{"name":"b","type":"float","port":0,"shape":[2,3]},') and
+          b'],"score":{"name":"reward","type":"float","port":0,"shape":[1]}}\n' in data,
+          data[:300])
+
+    # every type, numpy and back, an advice header, a context named with quotes
+    specs = [TensorSpec("t_" + t, t, [2]) for t in mlbc_gym.TYPES]
+    buf = io.BytesIO()
+    w = LogWriter(buf, specs, advice=TensorSpec("adv", "float", [1]))
+    w.context('he said "hi"\n')
+    vals = [[1, -2] if not t.startswith("u") else [1, 200] for t in mlbc_gym.TYPES]
+    vals = [[1.5, -2.25] if t in ("float", "double") else v for t, v in zip(mlbc_gym.TYPES, vals)]
+    w.observation(vals)
+    r = LogReader(io.BytesIO(buf.getvalue()))
+    o = list(r.observations())
+    check("every element type round-trips; context names are JSON-escaped",
+          r.advice == TensorSpec("adv", "float", [1]) and len(o) == 1 and
+          o[0].context == 'he said "hi"\n' and
+          [o[0].features[s.name] for s in specs] == vals, repr(o))
+    if mlbc_gym.have_numpy():
+        r = LogReader(io.BytesIO(buf.getvalue()), as_numpy=True)
+        o = list(r.observations())
+        check("log reader gives numpy arrays on request",
+              str(o[0].features["t_int16_t"].dtype) == "int16" and
+              o[0].features["t_double"].tolist() == [1.5, -2.25], repr(o))
+
+    # malformed logs
+    bad = {
+        "empty": b"",
+        "truncated payload": data[:data.index(b'{"observation":0}') + 30],
+        "outcome for another observation": data.replace(b'{"outcome":1}', b'{"outcome":7}'),
+        "outcome without score": data.split(b"\n", 1)[0].replace(
+            b',"score":{"name":"reward","type":"float","port":0,"shape":[1]}', b"") + b"\n" +
+        b'{"outcome":0}\n\0\0\0\0\n',
+        "unknown record": data.split(b"\n", 1)[0] + b'\n{"what":1}\n',
+        "missing newline after payload": data.replace(b"\x0a\x0a\x00\xff\n", b"\x0a\x0a\x00\xffX", 1),
+    }
+    for what, blob in bad.items():
+        try:
+            r = LogReader(io.BytesIO(blob))
+            list(r.records())
+            err = None
+        except (ProtocolError, EOFError) as e:
+            err = e
+        check("log reader refuses: " + what, err is not None, "accepted")
+
+    for kind in ("plain", "asan"):
+        tool = bins.get(("pipe_logtool", kind))
+        if tool is None:
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            clog = os.path.join(tmp, "c.log")
+            p = subprocess.run([tool, "write", clog], capture_output=True, text=True,
+                               env=client_env(kind))
+            ok = p.returncode == 0 and san_clean(kind, p.stderr)
+            if ok:
+                r, obs = mlbc_gym.read_log(clog)
+                ok = r.features == LOG_FEATURES and r.score == LOG_SCORE and \
+                    check_reference_log(obs)
+            check("python reader reads a log written by the C logger (%s)" % kind, ok,
+                  p.stderr[-500:])
+            if p.returncode == 0:
+                with open(clog, "rb") as f:
+                    cbytes = f.read()
+                check("python writer and C logger write identical bytes (%s)" % kind,
+                      cbytes == data, "C %d bytes, python %d bytes" % (len(cbytes), len(data)))
+            plog = os.path.join(tmp, "py.log")
+            with open(plog, "wb") as f:
+                write_reference_log(f)
+            p = subprocess.run([tool, "read", plog], capture_output=True, text=True,
+                               env=client_env(kind))
+            lines = p.stdout.splitlines()
+            check("C reader reads a log written by the python writer (%s)" % kind,
+                  p.returncode == 0 and san_clean(kind, p.stderr) and
+                  lines[0] == "header 3 reward -" and
+                  lines[1:4] == ["context f0", "observation 0 100 0 0.25 0.5 0.75 1 1.25 10 10 0 255",
+                                 "outcome 0 0"] and
+                  "context empty" in lines and lines[-1] == "outcome 2 2" and
+                  "observation 1 103 3 3.25 3.5 3.75 4 4.25 10 10 3 255" in lines,
+                  p.stdout[-600:] + p.stderr[-600:])
+
+
+# ---- a real clang-19 (smoke tests; tests/test_clang.py has the full suite) ------------------------
+
+def test_clang():
+    clang = shutil.which("clang-19")
+    if not clang:
+        print("skip clang-19 smoke tests: clang-19 not installed")
+        return
+    src = os.path.join(ROOT, "tests", "pipe", "pipe_client.c")
+    inc = ["-I" + os.path.join(ROOT, "runtime")]
+    with tempfile.TemporaryDirectory() as tmp:
+        base = os.path.join(tmp, "ch")
+        res = mlbc_gym.serve(base, lambda f, c, i: 0, command=[
+            clang, "-O2", "-c", src] + inc + ["-o", os.path.join(tmp, "a.o"), "-mllvm",
+                                              "-enable-ml-inliner=release", "-mllvm",
+                                              "-inliner-interactive-channel-base=" + base],
+            command_timeout=120)
+        s = res.sessions[0] if res.sessions else None
+        check("clang-19 inliner served ('never inline')",
+              res.ok and len(res.sessions) == 1 and s.observations > 0 and
+              len(s.features) == 38 and s.advice.name == "inlining_decision", repr(res))
+
+        ev, pr = base + "_ev", base + "_pr"
+        res = mlbc_gym.serve_channels(
+            [mlbc_gym.Channel(ev, lambda f, c, i: 32),
+             mlbc_gym.Channel(pr, lambda f, c, i: float(f["li_size"][0]))],
+            command=[clang, "-O2", "-c", src] + inc + [
+                "-o", os.path.join(tmp, "b.o"), "-mllvm", "-regalloc-enable-advisor=release",
+                "-mllvm", "-regalloc-evict-interactive-channel-base=" + ev,
+                "-mllvm", "-regalloc-enable-priority-advisor=release",
+                "-mllvm", "-regalloc-priority-interactive-channel-base=" + pr],
+            command_timeout=120)
+        by = {s.channel: s for s in res.sessions}
+        check("clang-19 regalloc eviction and priority served together",
+              res.ok and ev in by and pr in by and by[ev].observations > 0 and
+              by[pr].observations > 0 and by[pr].advice.type == "float" and
+              len(by[ev].features) == 21, repr(res))
+
+        t0 = time.monotonic()
+        res = mlbc_gym.serve(base, lambda f, c, i: 0, command=[
+            clang, "-O0", "-c", src] + inc + ["-o", os.path.join(tmp, "c.o"), "-mllvm",
+                                              "-enable-ml-inliner=release", "-mllvm",
+                                              "-inliner-interactive-channel-base=" + base],
+            command_timeout=120)
+        check("clang-19 -O0 never opens the channel; the host does not hang",
+              res.ok and not res.sessions and time.monotonic() - t0 < 30, repr(res))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    args = ap.parse_args()
+    build_dir = os.path.abspath(os.path.join(ROOT, args.build)) \
+        if not os.path.isabs(args.build) else args.build
+    if not os.path.exists(os.path.join(build_dir, "libmlbc_rt.a")):
+        check("runtime library built", False, "no %s/libmlbc_rt.a (run make)" % build_dir)
+    else:
+        bins = build(build_dir)
+        test_good_host(bins)
+        test_bad_hosts(bins)
+        test_host_robustness()
+        test_logs(bins)
+        test_clang()
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,822 @@
+/* mlbc-serve - answer a compiler's interactive ML advisor with a policy compiled by mlbc.
+ *
+ *   mlbc-serve --model policy.so --channel BASE [--log FILE] [--timeout MS] [-- COMMAND ...]
+ *
+ * Plays the host side of LLVM 19's InteractiveModelRunner protocol (llvm-mlgo.md §3-§6):
+ * creates the FIFOs BASE.in and BASE.out, optionally runs the compiler command, and for every
+ * session (one per runner the compiler creates; a new header follows each EOF) binds the
+ * features of the session's header by name to the model's inputs, answers every observation
+ * with the model's decision and, with --log, writes a training log in LLVM's format: the
+ * features, then the decision as one more feature named like the advice.
+ *
+ * Never hangs: opens are non-blocking and polled, the compiler's exit ends every wait, and
+ * --timeout bounds each wait for the compiler. On a fatal error while the compiler waits for
+ * advice, the compiler is stopped (LLVM 19 spins forever once its BASE.in is closed).
+ * Exit status: the command's (128+N if killed by signal N); without a command 0; 1 for an
+ * error in serving; 2 for bad usage; 127 if the command cannot be run.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mlbc_runtime.h"
+
+#define PROG "mlbc-serve"
+#define MAX_FEATURES 4096
+
+static const char usage_text[] =
+    "usage: " PROG " --model POLICY.so --channel BASE [options] [-- COMMAND ...]\n"
+    "\n"
+    "Serves a compiler's interactive ML advisor (LLVM's -inliner-interactive-channel-base=BASE,\n"
+    "-regalloc-evict-interactive-channel-base=BASE, ...) with a policy compiled by mlbc and\n"
+    "built with `cc -shared -fPIC`. Creates the FIFOs BASE.in and BASE.out (removed at exit),\n"
+    "runs COMMAND if given and exits with its status; serves one session after another.\n"
+    "\n"
+    "options:\n"
+    "  --model PATH         the policy (a shared object built from mlbc's output)\n"
+    "  --symbol NAME        its descriptor symbol (default: file name without extension + _desc)\n"
+    "  --channel BASE       channel base name, as given to the compiler\n"
+    "  --log FILE           write a training log: the features, then the decision (named as\n"
+    "                       the advice), as LLVM's development mode logs\n"
+    "  --timeout MS         give up when the compiler is silent for MS milliseconds (default:\n"
+    "                       wait; the command's exit always ends a wait)\n"
+    "  --sessions N         stop after N sessions (default: until the command exits or a signal)\n"
+    "  --feed-prefix P      bind feature F to model input P+F first (as LLVM's FeedPrefix)\n"
+    "  --fetch-prefix P     read the advice from model output P+ADVICE first\n"
+    "  --model-selector S   fill the model's model_selector input with MD5(S)\n"
+    "  -v, --verbose        one line per session on stderr\n"
+    "  -h, --help           this text\n";
+
+/* ---- state ------------------------------------------------------------------------------- */
+
+static volatile sig_atomic_t g_signal;      /* SIGINT/SIGTERM/SIGHUP received */
+
+typedef struct server {
+    const char *model_path, *symbol, *channel, *log_path;
+    mlbc_release_options ropt;
+    int timeout_ms;                 /* 0: no limit */
+    long max_sessions;              /* 0: no limit */
+    int verbose;
+    char **command;                 /* NULL: no command */
+
+    char in_path[PATH_MAX], out_path[PATH_MAX];
+    int fifos_made;
+    pid_t child;                    /* 0: none or reaped */
+    int child_status;               /* valid once reaped */
+    int child_reaped;
+
+    int fd_in, fd_out;              /* BASE.in (we write), BASE.out (we read) */
+    const char *why;                /* why a wait gave up: set by wait_* */
+
+    void *dl;                       /* our own handle on the policy, to list its inputs */
+    char dl_path[PATH_MAX];         /* model_path, with "./" if it has no slash */
+    const mlbc_model_desc *desc;
+    char desc_symbol[256];
+
+    FILE *log_file;
+    mlbc_logger *logger;
+    int log_nfeatures;
+    mlbc_tensor_spec *log_specs;    /* features + decision of the first session */
+
+    long sessions, observations;
+} server;
+
+static void msg(const char *kind, const char *fmt, va_list ap)
+{
+    fprintf(stderr, PROG ": %s: ", kind);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
+static void error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    msg("error", fmt, ap);
+    va_end(ap);
+}
+
+static void note(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    msg("note", fmt, ap);
+    va_end(ap);
+}
+
+static void usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    msg("error", fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "Try '" PROG " --help'.\n");
+    exit(2);
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+    nanosleep(&ts, NULL);
+}
+
+static void on_signal(int sig)
+{
+    g_signal = sig;
+}
+
+/* ---- specs and the model's descriptor ------------------------------------------------------ */
+
+static const char *type_name(int t)
+{
+    const char *s = mlbc_type_llvm_name(t);
+    if (s) return s;
+    switch (t) {
+    case 9: return "bool";
+    case 10: return "float16";
+    case 16: return "bfloat16";
+    default: return "?";
+    }
+}
+
+static void format_spec(char *buf, size_t n, int type, int rank, const int64_t *shape)
+{
+    size_t k = (size_t)snprintf(buf, n, "%s[", type_name(type));
+    for (int i = 0; i < rank && k < n; i++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)shape[i]);
+    if (k < n) snprintf(buf + k, n - k, "]");
+}
+
+
+/* "dir/my-policy.so" -> "my_policy_desc", as mlbc derives the default -n from a file name
+ * (and the runtime the symbol): "m_" before a leading digit. */
+static void derive_symbol(const char *path, char *out, size_t n)
+{
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    size_t len = strcspn(b, "."), k = 0;
+    if (!len) len = strlen(b);
+    out[0] = 0;
+    if (!len || (*b >= '0' && *b <= '9')) k = (size_t)snprintf(out, n, "m_");
+    for (size_t i = 0; i < len && k + 1 < n; i++)
+        out[k++] = ((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= 'A' && b[i] <= 'Z') ||
+                    (b[i] >= '0' && b[i] <= '9')) ? b[i] : '_';
+    out[k] = 0;
+    strncat(out, "_desc", n - strlen(out) - 1);
+}
+
+static int load_desc(server *s)
+{
+    if (s->symbol) snprintf(s->desc_symbol, sizeof s->desc_symbol, "%s", s->symbol);
+    else derive_symbol(s->model_path, s->desc_symbol, sizeof s->desc_symbol);
+    /* dlopen needs a slash to load a file rather than search the library path. */
+    snprintf(s->dl_path, sizeof s->dl_path, "%s%s", strchr(s->model_path, '/') ? "" : "./",
+             s->model_path);
+    s->dl = dlopen(s->dl_path, RTLD_NOW | RTLD_LOCAL);
+    if (!s->dl) {
+        error("cannot load the model: %s", dlerror());
+        return -1;
+    }
+    s->desc = (const mlbc_model_desc *)dlsym(s->dl, s->desc_symbol);
+    if (!s->desc) {
+        error("%s: no symbol '%s' (the model descriptor mlbc generates as NAME_desc; "
+              "give it with --symbol)", s->model_path, s->desc_symbol);
+        return -1;
+    }
+    return 0;
+}
+
+static int prefixed_eq(const char *name, const char *prefix, const char *feature)
+{
+    size_t p = prefix ? strlen(prefix) : 0;
+    if (p && strncmp(name, prefix, p) == 0 && strcmp(name + p, feature) == 0) return 1;
+    return strcmp(name, feature) == 0;
+}
+
+/* Every model input must be a feature of the header (same type and element count), and the
+ * advice must be a model output of the advice's type. Names what is wrong. */
+static int check_model(server *s, const mlbc_tensor_spec *f, int n, const mlbc_tensor_spec *adv)
+{
+    const mlbc_model_desc *d = s->desc;
+    char a[160], b[160];
+    for (int j = 0; j < d->num_args; j++) {
+        const mlbc_tensor_desc *arg = &d->args[j];
+        if (s->ropt.model_selector && prefixed_eq(arg->name, s->ropt.feed_prefix, "model_selector"))
+            continue;
+        int hit = -1;
+        for (int i = 0; i < n && hit < 0; i++)
+            if (prefixed_eq(arg->name, s->ropt.feed_prefix, f[i].name)) hit = i;
+        format_spec(a, sizeof a, arg->dtype, arg->rank, arg->shape);
+        if (hit < 0) {
+            error("model input '%s' (%s) is not among the %d features the compiler sends "
+                  "(first: '%s'); is the policy for another advisor?",
+                  arg->name, a, n, n ? f[0].name : "");
+            return -1;
+        }
+        format_spec(b, sizeof b, f[hit].type, f[hit].rank, f[hit].shape);
+        if (arg->dtype != f[hit].type || arg->count != mlbc_spec_count(&f[hit])) {
+            error("model input '%s' is %s but the compiler's feature '%s' is %s",
+                  arg->name, a, f[hit].name, b);
+            return -1;
+        }
+    }
+    int hit = -1;
+    for (int j = 0; j < d->num_results && hit < 0; j++)
+        if (prefixed_eq(d->results[j].name, s->ropt.fetch_prefix, adv->name)) hit = j;
+    format_spec(b, sizeof b, adv->type, adv->rank, adv->shape);
+    if (hit < 0) {
+        error("the model has no output '%s' (the compiler's advice, %s); its first output is '%s'",
+              adv->name, b, d->num_results ? d->results[0].name : "");
+        return -1;
+    }
+    const mlbc_tensor_desc *r = &d->results[hit];
+    format_spec(a, sizeof a, r->dtype, r->rank, r->shape);
+    if (r->dtype != adv->type || r->count != mlbc_spec_count(adv)) {
+        error("model output '%s' is %s but the compiler expects advice %s", r->name, a, b);
+        return -1;
+    }
+    return 0;
+}
+
+static int same_spec(const mlbc_tensor_spec *a, const mlbc_tensor_spec *b)
+{
+    if (strcmp(a->name, b->name) || a->type != b->type || a->rank != b->rank) return 0;
+    for (int i = 0; i < a->rank; i++)
+        if (a->shape[i] != b->shape[i]) return 0;
+    return 1;
+}
+
+/* ---- the child ----------------------------------------------------------------------------- */
+
+static int child_exited(server *s)
+{
+    if (!s->child) return s->child_reaped;
+    int st;
+    pid_t p = waitpid(s->child, &st, WNOHANG);
+    if (p == s->child) {
+        s->child_status = st;
+        s->child_reaped = 1;
+        s->child = 0;
+        return 1;
+    }
+    return 0;
+}
+
+static int start_command(server *s)
+{
+    int ep[2];
+    if (pipe2(ep, O_CLOEXEC) < 0) {
+        error("pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t p = fork();
+    if (p < 0) {
+        error("fork: %s", strerror(errno));
+        return -1;
+    }
+    if (p == 0) {
+        signal(SIGPIPE, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        close(ep[0]);
+        execvp(s->command[0], s->command);
+        int e = errno;
+        if (write(ep[1], &e, sizeof e) < 0) { /* nothing more to do */ }
+        _exit(127);
+    }
+    close(ep[1]);
+    int e = 0;
+    ssize_t k;
+    while ((k = read(ep[0], &e, sizeof e)) < 0 && errno == EINTR) {}
+    close(ep[0]);
+    s->child = p;
+    if (k == (ssize_t)sizeof e) {
+        error("cannot run '%s': %s", s->command[0], strerror(e));
+        child_exited(s);
+        while (!child_exited(s)) sleep_ms(1);
+        return -1;
+    }
+    return 0;
+}
+
+/* Stops the command (sig, then SIGKILL after 2 s): after a fatal error it may be blocked on
+ * advice that never comes. */
+static void stop_child(server *s, int sig)
+{
+    if (!s->child) return;
+    kill(s->child, sig);
+    for (int i = 0; i < 200 && !child_exited(s); i++) sleep_ms(10);
+    if (s->child) {
+        kill(s->child, SIGKILL);
+        while (!child_exited(s)) sleep_ms(5);
+    }
+}
+
+/* ---- waiting on the channel ------------------------------------------------------------------ */
+
+enum { WAIT_READY = 0, WAIT_CHILD_GONE, WAIT_TIMEOUT, WAIT_SIGNAL, WAIT_ERROR };
+
+static int deadline_passed(server *s, int64_t deadline)
+{
+    return s->timeout_ms > 0 && now_ms() >= deadline;
+}
+
+/* Opens BASE.in for writing once the compiler has it open for reading (LLVM opens BASE.in
+ * first and blocks in that open). A blocking open here would never return if the compiler
+ * exits first, so poll with non-blocking opens instead. */
+static int open_inbound(server *s)
+{
+    int64_t deadline = now_ms() + s->timeout_ms;
+    int pause = 1;
+    for (;;) {
+        int fd = open(s->in_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+            s->fd_in = fd;
+            return WAIT_READY;
+        }
+        if (errno != ENXIO && errno != EINTR) {
+            error("cannot open %s: %s", s->in_path, strerror(errno));
+            return WAIT_ERROR;
+        }
+        if (g_signal) return WAIT_SIGNAL;
+        if (s->command && child_exited(s)) return WAIT_CHILD_GONE;
+        if (deadline_passed(s, deadline)) return WAIT_TIMEOUT;
+        sleep_ms(pause);
+        if (pause < 20) pause *= 2;
+    }
+}
+
+/* Waits until fd is readable (data, or the writer's close); *revents gets poll's answer.
+ * check_child: also give up when the command has exited (needed while no writer has
+ * connected yet: only then does a dead compiler not show as a close). */
+static int wait_readable(server *s, int fd, int64_t deadline, int check_child, short *revents)
+{
+    for (;;) {
+        struct pollfd p = { fd, POLLIN, 0 };
+        int r = poll(&p, 1, 50);
+        if (r > 0) {
+            if (revents) *revents = p.revents;
+            return WAIT_READY;
+        }
+        if (r < 0 && errno != EINTR) {
+            error("poll: %s", strerror(errno));
+            return WAIT_ERROR;
+        }
+        if (g_signal) return WAIT_SIGNAL;
+        if (deadline_passed(s, deadline)) return WAIT_TIMEOUT;
+        if (check_child && s->command && child_exited(s)) {
+            /* Let poll see what the dead compiler left, then give up. */
+            p.revents = 0;
+            if (poll(&p, 1, 0) > 0) {
+                if (revents) *revents = p.revents;
+                return WAIT_READY;
+            }
+            return WAIT_CHILD_GONE;
+        }
+    }
+}
+
+static const char *wait_reason(server *s, int w)
+{
+    static char buf[96];
+    switch (w) {
+    case WAIT_CHILD_GONE: return "the command exited";
+    case WAIT_TIMEOUT:
+        snprintf(buf, sizeof buf, "no word from the compiler for %d ms (--timeout)", s->timeout_ms);
+        return buf;
+    case WAIT_SIGNAL: return "interrupted by a signal";
+    default: return "error";
+    }
+}
+
+/* BASE.out, read through stdio so that mlbc_log_next can parse it: every read waits with
+ * poll (timeout, signals), then takes what is there; it never asks for more than the
+ * compiler has sent, so a record is returned as soon as it is complete. */
+typedef struct chan_cookie {
+    server *s;
+    int fd;
+    int wait;                       /* the WAIT_* that ended the stream, if any */
+} chan_cookie;
+
+static ssize_t chan_read(void *c, char *buf, size_t n)
+{
+    chan_cookie *ck = c;
+    int64_t deadline = now_ms() + ck->s->timeout_ms;
+    for (;;) {
+        ssize_t k = read(ck->fd, buf, n);
+        if (k >= 0) return k;
+        if (errno != EAGAIN && errno != EINTR) return -1;
+        /* No child check: once connected, the compiler's exit closes its end (EOF). */
+        int w = wait_readable(ck->s, ck->fd, deadline, 0, NULL);
+        if (w != WAIT_READY) {
+            ck->wait = w;
+            errno = w == WAIT_TIMEOUT ? ETIMEDOUT : EINTR;
+            return -1;
+        }
+    }
+}
+
+static int write_all(int fd, const void *p, size_t n, server *s)
+{
+    const unsigned char *b = p;
+    int64_t deadline = now_ms() + s->timeout_ms;
+    while (n) {
+        ssize_t k = write(fd, b, n);
+        if (k > 0) {
+            b += k;
+            n -= (size_t)k;
+            continue;
+        }
+        if (k < 0 && errno != EAGAIN && errno != EINTR) {
+            s->why = errno == EPIPE ? "the compiler closed BASE.in" : strerror(errno);
+            return -1;
+        }
+        struct pollfd pf = { fd, POLLOUT, 0 };
+        poll(&pf, 1, 50);
+        if (g_signal) {
+            s->why = "interrupted by a signal";
+            return -1;
+        }
+        if (deadline_passed(s, deadline)) {
+            s->why = "the compiler does not read its advice (--timeout)";
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* ---- one session ---------------------------------------------------------------------- */
+
+enum { SESSION_OK = 0, SESSION_END, SESSION_FATAL };
+
+static int open_log(server *s, const mlbc_tensor_spec *f, int n, const mlbc_tensor_spec *adv)
+{
+    if (s->logger) {
+        int same = s->log_nfeatures == n + 1 && same_spec(&s->log_specs[n], adv);
+        for (int i = 0; same && i < n; i++) same = same_spec(&s->log_specs[i], &f[i]);
+        if (!same) {
+            error("session %ld's header differs from the first session's; one training log "
+                  "cannot hold both (use one mlbc-serve per advisor)", s->sessions + 1);
+            return -1;
+        }
+        return 0;
+    }
+    s->log_specs = calloc((size_t)n + 1, sizeof *s->log_specs);
+    if (!s->log_specs) {
+        error("out of memory");
+        return -1;
+    }
+    memcpy(s->log_specs, f, (size_t)n * sizeof *f);
+    s->log_specs[n] = *adv;           /* the decision, named as the advice (as LLVM's logs) */
+    s->log_nfeatures = n + 1;
+    s->log_file = fopen(s->log_path, "wb");
+    if (!s->log_file) {
+        error("cannot write %s: %s", s->log_path, strerror(errno));
+        return -1;
+    }
+    s->logger = mlbc_logger_open(s->log_file, s->log_specs, n + 1, NULL, NULL);
+    if (!s->logger) {
+        error("cannot start the training log %s", s->log_path);
+        return -1;
+    }
+    return 0;
+}
+
+static int serve_session(server *s)
+{
+    long no = s->sessions + 1;
+    chan_cookie ck = { s, s->fd_out, WAIT_READY };
+    cookie_io_functions_t io = { chan_read, NULL, NULL, NULL };
+    FILE *in = fopencookie(&ck, "r", io);
+    if (!in) {
+        error("fopencookie: %s", strerror(errno));
+        return SESSION_FATAL;
+    }
+    int rc = SESSION_FATAL;
+    mlbc_log_reader *rd = NULL;
+    mlbc_runner *r = NULL;
+    mlbc_tensor_spec *feat = NULL;
+    const void **tensors = NULL;
+    long nobs = 0, nctx = 0;
+    char err[512] = "";
+
+    rd = mlbc_log_open(in, err, sizeof err);
+    if (!rd) {
+        error("session %ld: bad header on %s: %s", no, s->out_path,
+              ck.wait != WAIT_READY ? wait_reason(s, ck.wait) : err);
+        goto out;
+    }
+    int n = mlbc_log_num_features(rd);
+    const mlbc_tensor_spec *adv = mlbc_log_advice(rd);
+    if (!adv) {
+        error("session %ld: the header on %s has no \"advice\": not an interactive stream",
+              no, s->out_path);
+        goto out;
+    }
+    if (n < 0 || n > MAX_FEATURES) {
+        error("session %ld: %d features", no, n);
+        goto out;
+    }
+    feat = calloc((size_t)n + 1, sizeof *feat);
+    tensors = calloc((size_t)n + 2, sizeof *tensors);
+    if (!feat || !tensors) {
+        error("out of memory");
+        goto out;
+    }
+    for (int i = 0; i < n; i++) feat[i] = *mlbc_log_feature(rd, i);
+    mlbc_tensor_spec advice = *adv;
+    if (check_model(s, feat, n, &advice) < 0) goto out;
+    r = mlbc_runner_shared_object(s->dl_path, s->desc_symbol, feat, n, &advice, &s->ropt,
+                                  err, sizeof err);
+    if (!r) {
+        error("%s: %s", s->model_path, err);
+        goto out;
+    }
+    if (s->log_path && open_log(s, feat, n, &advice) < 0) goto out;
+    size_t advice_bytes = mlbc_spec_bytes(&advice);
+
+    mlbc_log_record rec;
+    int k;
+    while ((k = mlbc_log_next(rd, &rec)) == 1) {
+        if (rec.kind == MLBC_RECORD_CONTEXT) {
+            nctx++;
+            mlbc_runner_set_context(r, rec.context);
+            if (s->logger && mlbc_logger_context(s->logger, rec.context) != 0) {
+                error("writing %s failed", s->log_path);
+                goto out;
+            }
+        } else if (rec.kind == MLBC_RECORD_OBSERVATION) {
+            for (int i = 0; i < n; i++) {
+                void *buf = mlbc_runner_input(r, i);
+                if (buf) memcpy(buf, rec.tensors[i], mlbc_spec_bytes(&feat[i]));
+            }
+            const void *a = mlbc_runner_evaluate(r);
+            if (!a) {
+                error("session %ld, context \"%s\", observation %lld: the model failed: %s",
+                      no, rec.context ? rec.context : "", (long long)rec.id,
+                      mlbc_runner_error(r));
+                goto out;
+            }
+            if (write_all(s->fd_in, a, advice_bytes, s) < 0) {
+                error("session %ld, observation %lld: cannot send the advice: %s", no,
+                      (long long)rec.id, s->why);
+                goto out;
+            }
+            nobs++;
+            if (s->logger) {
+                for (int i = 0; i < n; i++) tensors[i] = rec.tensors[i];
+                tensors[n] = a;
+                if (mlbc_logger_observation(s->logger, tensors) != 0) {
+                    error("writing %s failed", s->log_path);
+                    goto out;
+                }
+            }
+        }
+        /* Outcome records do not occur in interactive streams; nothing to answer. */
+    }
+    if (k < 0) {
+        if (ck.wait != WAIT_READY)
+            error("session %ld after %ld observation(s): %s", no, nobs, wait_reason(s, ck.wait));
+        else
+            error("session %ld after %ld observation(s): bad stream on %s: %s", no, nobs,
+                  s->out_path, mlbc_log_error(rd));
+        goto out;
+    }
+    s->sessions++;
+    s->observations += nobs;
+    if (s->verbose)
+        note("session %ld: %ld observation(s), %ld context record(s)", no, nobs, nctx);
+    rc = SESSION_OK;
+out:
+    if (r) mlbc_runner_free(r);
+    if (rd) mlbc_log_close(rd);
+    fclose(in);
+    free(feat);
+    free(tensors);
+    return rc;
+}
+
+/* ---- main ---------------------------------------------------------------------------------- */
+
+static server g;
+
+static void cleanup(void)
+{
+    if (g.fifos_made) {
+        unlink(g.in_path);
+        unlink(g.out_path);
+        g.fifos_made = 0;
+    }
+}
+
+static int make_fifo(const char *path)
+{
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+        if (!S_ISFIFO(st.st_mode)) {
+            error("%s exists and is not a FIFO (a compiler that found no FIFO writes a regular "
+                  "file there); remove it first", path);
+            return -1;
+        }
+        if (unlink(path) < 0) {
+            error("cannot remove the old FIFO %s: %s", path, strerror(errno));
+            return -1;
+        }
+    }
+    if (mkfifo(path, 0600) < 0) {
+        error("cannot create the FIFO %s: %s", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static const char *need(int argc, char **argv, int *i)
+{
+    if (*i + 1 >= argc) usage_error("option %s needs a value", argv[*i]);
+    return argv[++*i];
+}
+
+static int to_int(const char *opt, const char *v, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(v, &end, 10);
+    if (errno || *end || end == v || x < lo || x > hi)
+        usage_error("%s: '%s' is not a number in %ld..%ld", opt, v, lo, hi);
+    return (int)x;
+}
+
+int main(int argc, char **argv)
+{
+    server *s = &g;
+    s->fd_in = s->fd_out = -1;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            if (i + 1 >= argc) usage_error("'--' must be followed by a command");
+            s->command = argv + i + 1;
+            break;
+        } else if (!strcmp(a, "--model")) s->model_path = need(argc, argv, &i);
+        else if (!strcmp(a, "--symbol")) s->symbol = need(argc, argv, &i);
+        else if (!strcmp(a, "--channel")) s->channel = need(argc, argv, &i);
+        else if (!strcmp(a, "--log")) s->log_path = need(argc, argv, &i);
+        else if (!strcmp(a, "--timeout"))
+            s->timeout_ms = to_int(a, need(argc, argv, &i), 0, 86400000);
+        else if (!strcmp(a, "--sessions"))
+            s->max_sessions = to_int(a, need(argc, argv, &i), 1, INT_MAX);
+        else if (!strcmp(a, "--feed-prefix")) s->ropt.feed_prefix = need(argc, argv, &i);
+        else if (!strcmp(a, "--fetch-prefix")) s->ropt.fetch_prefix = need(argc, argv, &i);
+        else if (!strcmp(a, "--model-selector")) s->ropt.model_selector = need(argc, argv, &i);
+        else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) s->verbose = 1;
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage_text, stdout);
+            return 0;
+        } else usage_error("unknown option '%s'", a);
+    }
+    if (!s->model_path) usage_error("--model is required");
+    if (!s->channel) usage_error("--channel is required");
+    if (snprintf(s->in_path, sizeof s->in_path, "%s.in", s->channel) >= (int)sizeof s->in_path ||
+        snprintf(s->out_path, sizeof s->out_path, "%s.out", s->channel) >= (int)sizeof s->out_path)
+        usage_error("--channel: name too long");
+
+    if (load_desc(s) < 0) return 1;
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;        /* no SA_RESTART: waits return and look at g_signal */
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    atexit(cleanup);
+    if (make_fifo(s->in_path) < 0) return 1;
+    s->fifos_made = 1;
+    if (make_fifo(s->out_path) < 0) return 1;
+    if (s->command && start_command(s) < 0) return 127;
+
+    int failed = 0;
+    for (;;) {
+        if (s->max_sessions && s->sessions >= s->max_sessions) break;
+        int w = open_inbound(s);
+        if (w == WAIT_CHILD_GONE) break;
+        if (w != WAIT_READY) {
+            if (w == WAIT_TIMEOUT)
+                error("no compiler opened %s within %d ms (--timeout)", s->in_path, s->timeout_ms);
+            failed = w != WAIT_SIGNAL;
+            break;
+        }
+        /* The compiler now opens BASE.out for writing; a non-blocking open for reading
+         * always succeeds, and poll reports the header (or the compiler's close). */
+        s->fd_out = open(s->out_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (s->fd_out < 0) {
+            error("cannot open %s: %s", s->out_path, strerror(errno));
+            failed = 1;
+            break;
+        }
+        short ev = 0;
+        w = wait_readable(s, s->fd_out, now_ms() + s->timeout_ms, 1, &ev);
+        int rc;
+        if (w == WAIT_READY && !(ev & POLLIN)) {
+            /* The compiler opened and closed BASE.out without a header. */
+            if (s->verbose) note("session %ld: the compiler closed the channel at once",
+                                 s->sessions + 1);
+            s->sessions++;
+            rc = SESSION_OK;
+        } else if (w == WAIT_READY) {
+            rc = serve_session(s);
+        } else {
+            if (w == WAIT_CHILD_GONE) {
+                if (s->verbose) note("the command exited before it opened %s", s->out_path);
+            } else if (w == WAIT_TIMEOUT)
+                error("the compiler opened %s but not %s within %d ms (--timeout)", s->in_path,
+                      s->out_path, s->timeout_ms);
+            rc = w == WAIT_CHILD_GONE || w == WAIT_SIGNAL ? SESSION_END : SESSION_FATAL;
+        }
+        close(s->fd_out);
+        close(s->fd_in);
+        s->fd_in = s->fd_out = -1;
+        if (rc == SESSION_FATAL) {
+            failed = 1;
+            break;
+        }
+        if (rc == SESSION_END || g_signal) break;
+    }
+
+    if (g_signal) {
+        stop_child(s, g_signal);
+    } else if (failed && s->child && !child_exited(s)) {
+        note("stopping the command (LLVM would wait for advice forever)");
+        stop_child(s, SIGTERM);
+    }
+    while (s->child && !child_exited(s)) {
+        /* The command goes on without us. If it opens the channel once more (a session
+         * beyond --sessions), nobody would answer: stop it rather than let it hang. */
+        int fd = open(s->in_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd >= 0) {
+            int fo = open(s->out_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+            short ev = 0;
+            int w = fo < 0 ? WAIT_ERROR
+                           : wait_readable(s, fo, now_ms() + s->timeout_ms, 1, &ev);
+            close(fd);
+            if (fo >= 0) close(fo);
+            if (w == WAIT_READY && (ev & POLLIN)) {
+                error("the command started session %ld but --sessions is %ld; stopping it",
+                      s->sessions + 1, s->max_sessions);
+                stop_child(s, SIGTERM);
+                failed = 1;
+                break;
+            }
+            continue;
+        }
+        if (g_signal) {
+            stop_child(s, g_signal);
+            break;
+        }
+        sleep_ms(5);
+    }
+    if (s->logger && mlbc_logger_close(s->logger) != 0) {
+        error("writing %s failed", s->log_path);
+        failed = 1;
+    }
+    if (s->log_file && fclose(s->log_file) != 0) {
+        error("writing %s failed: %s", s->log_path, strerror(errno));
+        failed = 1;
+    }
+    if (s->log_path && !s->logger && !failed)
+        note("no session was served; %s was not written", s->log_path);
+    if (s->verbose)
+        note("%ld session(s), %ld observation(s)", s->sessions, s->observations);
+    cleanup();
+    if (s->dl) dlclose(s->dl);
+    if (failed) return 1;
+    if (g_signal) return 128 + g_signal;
+    if (s->command) {
+        if (WIFEXITED(s->child_status)) return WEXITSTATUS(s->child_status);
+        if (WIFSIGNALED(s->child_status)) return 128 + WTERMSIG(s->child_status);
+        return 1;
+    }
+    return 0;
+}
