@@ -35,6 +35,12 @@ static const char *store(DType t, const char *x)
     return strf("(%s)(%s)", dtype_ctype(t), x);
 }
 
+/* Store X, of computation type C, into element type T (no cast if the same). */
+static const char *store_from(DType t, DType c, const char *x)
+{
+    return t == c ? x : store(t, x);
+}
+
 static const char *flit(double x, DType c)
 {
     char s[40];
@@ -217,10 +223,10 @@ static const char *gen_norm(const Norm *p, int64_t count)
         line(&b, ind, "inv = 1 / sqrt%s(var + %s);", msfx(C), flit(p->eps, C));
     if (p->mean)
         line(&b, ind, "mean_out[%s] = %s;", offset(g, ng, OP_STAT, 0, -1),
-             store(p->mean->dt, "mean"));
+             store_from(p->mean->dt, C, "mean"));
     if (p->inv)
         line(&b, ind, "inv_out[%s] = %s;", offset(g, ng, OP_STAT, 0, -1),
-             store(p->inv->dt, "inv"));
+             store_from(p->inv->dt, C, "inv"));
     /* Pass 3: y over the group's elements. */
     for (int i = 0; i < ng; i++)
         if (g[i].red && i != inner) {
@@ -238,7 +244,7 @@ static const char *gen_norm(const Norm *p, int64_t count)
         v = strf("%s * %s", v, load(p->scale->dt, strf("scale[%s]", at(g, ng, OP_S, inner))));
     if (p->bias)
         v = strf("%s + %s", v, load(p->bias->dt, strf("bias[%s]", at(g, ng, OP_B, inner))));
-    line(&b, ind, "y[%s] = %s;", at(g, ng, OP_X, inner), store(p->y->dt, v));
+    line(&b, ind, "y[%s] = %s;", at(g, ng, OP_X, inner), store_from(p->y->dt, C, v));
     ind -= close;
     for (int i = 0; i < ng; i++)
         if (g[i].red && i != inner)
@@ -568,11 +574,21 @@ static void lrn_emit(Emit *e, Node *n)
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }
 
+/* ---- cost estimates (--info): per element of X ---- */
+
+static double norm_flops(Node *n) { return 8.0 * (double)numel(n->in[0]); }
+static double bn_flops(Node *n) { return (bn_training(n) ? 8.0 : 3.0) * (double)numel(n->in[0]); }
+
+static double lrn_flops(Node *n)
+{
+    return (2.0 * (double)attr_int(n, "size", 1) + 4.0) * (double)numel(n->in[0]);
+}
+
 const OpDef ops_norm[] = {
-    {"LayerNormalization", layernorm_infer, NULL, layernorm_emit, NULL},
-    {"BatchNormalization", bn_infer, NULL, bn_emit, NULL},
-    {"InstanceNormalization", instnorm_infer, NULL, instnorm_emit, NULL},
-    {"MeanVarianceNormalization", mvn_infer, NULL, mvn_emit, NULL},
-    {"LRN", lrn_infer, NULL, lrn_emit, NULL},
+    {"LayerNormalization", layernorm_infer, NULL, layernorm_emit, norm_flops},
+    {"BatchNormalization", bn_infer, NULL, bn_emit, bn_flops},
+    {"InstanceNormalization", instnorm_infer, NULL, instnorm_emit, norm_flops},
+    {"MeanVarianceNormalization", mvn_infer, NULL, mvn_emit, norm_flops},
+    {"LRN", lrn_infer, NULL, lrn_emit, lrn_flops},
     {0},
 };

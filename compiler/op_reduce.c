@@ -46,6 +46,12 @@ static const char *store(DType t, const char *x)
     return strf("(%s)(%s)", dtype_ctype(t), x);
 }
 
+/* Store expression X, already of C type CT, into element type T (no cast if the same). */
+static const char *store_from(DType t, const char *ct, const char *x)
+{
+    return !is16(t) && !strcmp(dtype_ctype(t), ct) ? x : store(t, x);
+}
+
 /* Replace '@' with the libm suffix for computation type C ("f" for float). */
 static const char *sfx(const char *expr, const char *ctype)
 {
@@ -170,10 +176,6 @@ static void reduce_infer(Node *n)
     if (!x)
         node_die(n, "input 0 is required");
     need_numeric(n, x);
-    int kind = reduce_kind(n);
-    if ((kind == R_LSE || kind == R_LOGSUM || kind == R_L2) && !is_floaty(x->dt) &&
-        !dtype_is_int(x->dt))
-        need_floaty(n, x);
     int keep = (int)attr_int(n, "keepdims", 1);
     int noop = (int)attr_int(n, "noop_with_empty_axes", 0);
     int rank = x->rank;
@@ -212,7 +214,10 @@ static void reduce_infer(Node *n)
         int64_t na = numel(n->in[1]);
         Value *y = n->out[0];
         for (unsigned long m = 1; m < (1ul << rank); m++) {
-            if (__builtin_popcountl(m) > na)
+            int bits = 0;
+            for (unsigned long t = m; t; t &= t - 1)
+                bits++;
+            if (bits > na)
                 continue;
             int r = reduced_shape(x, m, keep, dim);
             if (r != y->rank || memcmp(dim, y->dim, sizeof(int64_t) * r))
@@ -307,11 +312,12 @@ static const char *r_map(const RCode *c, const char *shift)
     case R_L2: case R_SUMSQ:
         if (intacc)
             return "(uint64_t)v * (uint64_t)v";
-        return strf("(%s)v * (%s)v", c->A, c->A);
+        return !strcmp(c->A, c->V) ? "v * v" : strf("(%s)v * (%s)v", c->A, c->A);
     case R_LSE:
-        return sfx(strf("exp@((%s)v - %s)", c->A, shift), c->A);
+        return sfx(strf(!strcmp(c->A, c->V) ? "exp@(v - %s)" : "exp@((double)v - %s)", shift),
+                   c->A);
     default:
-        return intacc ? "(uint64_t)v" : strf("(%s)v", c->A);
+        return intacc ? "(uint64_t)v" : !strcmp(c->A, c->V) ? "v" : strf("(%s)v", c->A);
     }
 }
 
@@ -399,11 +405,15 @@ static void rows_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
 {
     RCode pc = *c;
     pc.kind = kind;
-    if (kind == R_MAX)
+    if (kind != c->kind) /* the max pass of ReduceLogSumExp (float accumulators only) */
         pc.init = "-INFINITY";
     int64_t K = g[ng - 1].n, KM = K - K % L;
-    line(b, ind, "for (j = 0; j < %d; j++)", L);
-    line(b, ind + 1, "acc[j] = %s;", pc.init);
+    if (L > 1) {
+        line(b, ind, "for (j = 0; j < %d; j++)", L);
+        line(b, ind + 1, "acc[j] = %s;", pc.init);
+    } else {
+        line(b, ind, "acc[0] = %s;", pc.init);
+    }
     for (int i = 0; i < ng - 1; i++)
         if (g[i].red) {
             line(b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
@@ -459,7 +469,8 @@ static const char *gen_rows(const Grp *g, int ng, const RCode *c, DType tx, DTyp
         decl.p[decl.len - 2] = 0;
         line(&b, 1, "long %s;", decl.p);
     }
-    line(&b, 1, "int j%s;", L > 1 ? ", w" : "");
+    if (L > 1)
+        line(&b, 1, "int j, w;");
     int ind = 1;
     for (int i = 0; i < ng - 1; i++)
         if (!g[i].red) {
@@ -471,11 +482,18 @@ static const char *gen_rows(const Grp *g, int ng, const RCode *c, DType tx, DTyp
         line(&b, ind, "sh = isinf(acc[0]) ? 0 : acc[0];");
     }
     rows_pass(&b, ind, g, ng, c, c->kind, tx, L);
-    line(&b, ind, "y[%s] = %s;", offset(g, ng, 1, 1, 0), store(ty, strf(c->post, "acc[0]")));
+    line(&b, ind, "y[%s] = %s;", offset(g, ng, 1, 1, 0),
+         store_from(ty, c->A, strf(c->post, "acc[0]")));
     for (int i = 0; i < ng - 1; i++)
         if (!g[i].red)
             line(&b, --ind, "}");
     return b.p;
+}
+
+/* "A + B" of two index expressions, either of which may be "0". */
+static const char *plus(const char *a, const char *b)
+{
+    return !strcmp(a, "0") ? b : !strcmp(b, "0") ? a : strf("%s + %s", a, b);
 }
 
 static void cols_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int kind,
@@ -483,7 +501,7 @@ static void cols_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
 {
     RCode pc = *c;
     pc.kind = kind;
-    if (kind == R_MAX)
+    if (kind != c->kind) /* the max pass of ReduceLogSumExp (float accumulators only) */
         pc.init = "-INFINITY";
     line(b, ind, "for (j = 0; j < %s; j++)", nb);
     line(b, ind + 1, "acc[j] = %s;", pc.init);
@@ -494,7 +512,7 @@ static void cols_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
         }
     line(b, ind, "for (j = 0; j < %s; j++) {", nb);
     line(b, ind + 1, "const %s v = %s;", pc.V,
-         load(tx, strf("x[%s%s + j]", offset(g, ng, 1, 0, -1), b0)));
+         load(tx, strf("x[%s + j]", plus(offset(g, ng, 1, 0, -1), b0))));
     line(b, ind + 1, "acc[j] = %s;", r_comb(&pc, "acc[j]", r_map(&pc, "sh[j]")));
     line(b, ind, "}");
 }
@@ -516,7 +534,7 @@ static const char *gen_cols(const Grp *g, int ng, const RCode *c, DType tx, DTyp
             line(&b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
             ind++;
         }
-    const char *nb = lit(B), *b0 = "";
+    const char *nb = lit(B), *b0 = "0";
     if (B > CH) {
         line(&b, ind, "long b0;");
         line(&b, ind, "for (b0 = 0; b0 < %s; b0 += %s) {", lit(B), lit(CH));
@@ -524,7 +542,7 @@ static const char *gen_cols(const Grp *g, int ng, const RCode *c, DType tx, DTyp
         line(&b, ind, "const long nb = %s - b0 < %s ? %s - b0 : %s;", lit(B), lit(CH), lit(B),
              lit(CH));
         nb = "nb";
-        b0 = " + b0";
+        b0 = "b0";
     }
     if (c->kind == R_LSE) {
         cols_pass(&b, ind, g, ng, c, R_MAX, tx, nb, b0);
@@ -535,7 +553,8 @@ static const char *gen_cols(const Grp *g, int ng, const RCode *c, DType tx, DTyp
     const char *post = c->kind == R_LSE ? sfx("log@(acc[j]) + sh[j]", c->A)
                                         : strf(c->post, "acc[j]");
     line(&b, ind, "for (j = 0; j < %s; j++)", nb);
-    line(&b, ind + 1, "y[%s%s + j] = %s;", offset(g, ng, 1, 1, 0), b0, store(ty, post));
+    line(&b, ind + 1, "y[%s + j] = %s;", plus(offset(g, ng, 1, 1, 0), b0),
+         store_from(ty, c->A, post));
     if (B > CH)
         line(&b, --ind, "}");
     for (int i = 0; i < ng - 1; i++)
@@ -799,6 +818,39 @@ static void softmax_view(Node *n, int64_t *A, int64_t *K, int64_t *B)
     }
 }
 
+/* A lane reduction over k in [0, K) into ACC[0..L): ACC[j] = COMB(ACC[j], term); the
+ * terms for lane j and for the tail (k) are TJ and TK; COMB has two %s (accumulator, term). STJ/STK, if given, also receive
+ * each term (the exp values Softmax parks in y). */
+static void lane_sum(Buf *b, int ind, const char *C, int L, int64_t K, const char *acc,
+                     const char *init, const char *comb, const char *tj, const char *tk,
+                     const char *stj, const char *stk)
+{
+    int64_t KM = K - K % L;
+    const char *aj = strf("%s[j]", acc), *a0 = strf("%s[0]", acc);
+    line(b, ind, "for (j = 0; j < %d; j++)", L);
+    line(b, ind + 1, "%s = %s;", aj, init);
+    if (KM) {
+        line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
+        line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
+        line(b, ind + 2, "const %s e = %s;", C, tj);
+        if (stj)
+            line(b, ind + 2, "%s = e;", stj);
+        line(b, ind + 2, "%s = %s;", aj, strf(comb, aj, "e"));
+        line(b, ind + 1, "}");
+    }
+    if (K % L) {
+        line(b, ind, "for (k = %s; k < %s; k++) {", lit(KM), lit(K));
+        line(b, ind + 1, "const %s e = %s;", C, tk);
+        if (stk)
+            line(b, ind + 1, "%s = e;", stk);
+        line(b, ind + 1, "%s = %s;", a0, strf(comb, a0, "e"));
+        line(b, ind, "}");
+    }
+    line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
+    line(b, ind + 1, "for (j = 0; j < w; j++)");
+    line(b, ind + 2, "%s = %s;", aj, strf(comb, aj, strf("%s[j + w]", acc)));
+}
+
 static void softmax_emit(Emit *e, Node *n)
 {
     Value *x = n->in[0], *y = n->out[0];
@@ -818,17 +870,43 @@ static void softmax_emit(Emit *e, Node *n)
     const char *fn;
     if (B == 1) {
         int L = K >= 32 ? (strcmp(C, "float") ? 4 : 8) : K >= 8 ? 4 : 1;
-        int64_t KM = K - K % L;
         const char *out = logsm ? store(t, strf("%s - mx - sum", load(t, "xr[k]")))
                           : keep_e ? "yr[k] / sum"
                                    : store(t, strf("exp%s(%s - mx) / sum", S, load(t, "xr[k]")));
+        const char *exp_k = strf("exp%s(%s - mx)", S, load(t, "xr[k]"));
+        const char *exp_kj = strf("exp%s(%s - mx)", S, load(t, "xr[k + j]"));
+        Buf mx = {0}, sum = {0};
+        if (L > 1) {
+            lane_sum(&mx, 2, C, L, K, "m", "-INFINITY", "fmax_nan(%s, %s)",
+                     load(t, "xr[k + j]"), load(t, "xr[k]"), NULL, NULL);
+            line(&mx, 2, "mx = m[0];");
+            lane_sum(&sum, 2, C, L, K, "s", "0", "%s + %s", exp_kj, exp_k,
+                     keep_e ? "yr[k + j]" : NULL, keep_e ? "yr[k]" : NULL);
+        } else {
+            line(&mx, 2, "mx = -INFINITY;");
+            line(&mx, 2, "for (k = 0; k < %s; k++)", lit(K));
+            line(&mx, 3, "mx = fmax_nan(mx, %s);", load(t, "xr[k]"));
+            line(&sum, 2, "sum = 0;");
+            line(&sum, 2, "for (k = 0; k < %s; k++) {", lit(K));
+            line(&sum, 3, "const %s e = %s;", C, exp_k);
+            if (keep_e)
+                line(&sum, 3, "yr[k] = e;");
+            line(&sum, 3, "sum += e;");
+            line(&sum, 2, "}");
+        }
+        if (L > 1)
+            line(&sum, 2, "sum = s[0];");
+        if (logsm)
+            line(&sum, 2, "sum = log%s(sum);", S);
         fn = kernel(e, n, "reduce_softmax_rows", "OP", n->op, "DOC", doc, "TX",
-                    dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "SFX", S, "A", lit(A),
-                    "K", lit(K), "L", strf("%d", L), "KM", lit(KM),
-                    "LOADKJ", load(t, "xr[k + j]"), "LOADK", load(t, "xr[k]"),
-                    "STOREE_KJ", keep_e ? "                yr[k + j] = e;\n" : "",
-                    "STOREE_K", keep_e ? "            yr[k] = e;\n" : "",
-                    "FINISH", logsm ? strf("log%s(s[0])", S) : "s[0]", "OUT", out, NULL);
+                    dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "A", lit(A), "K", lit(K),
+                    "LANES_NOTE", L > 1 ? strf("Max and sum use %d interleaved lanes (element "
+                        "k in lane k mod %d, the tail in lane 0) folded by halving (lane j "
+                        "absorbs lane j + w, w = %d, ..., 1): a fixed order, so results are "
+                        "deterministic.", L, L, L / 2)
+                        : "Max and sum run over k in order, so results are deterministic.",
+                    "DECL", L > 1 ? strf("    int j, w;\n    %s m[%d], s[%d];\n", C, L, L) : "",
+                    "MAX", mx.p, "SUM", sum.p, "OUT", out, NULL);
     } else {
         const char *ld = load(t, strf("xa[k * %s + b0 + j]", lit(B)));
         const char *out = logsm ? store(t, strf("%s - m[j] - s[j]", ld))
@@ -1022,23 +1100,35 @@ static void topk_emit(Emit *e, Node *n)
     stmt(e, "%s(%s, %s, %s);", fn, ref(e, x), ref(e, n->out[0]), ref(e, n->out[1]));
 }
 
+/* ---- cost estimates (--info) ---- */
+
+static double in_flops(Node *n) { return (double)numel(n->in[0]); }
+static double lse_flops(Node *n) { return 3.0 * (double)numel(n->in[0]); }
+static double softmax_flops(Node *n) { return 4.0 * (double)numel(n->in[0]); }
+
+static double topk_flops(Node *n)
+{
+    int64_t k = n->aux ? *(int64_t *)n->aux : 1;
+    return (double)numel(n->in[0]) * (double)(k > 0 ? k : 1);
+}
+
 const OpDef ops_reduce[] = {
-    {"ReduceSum", reduce_infer, reduce_fold, reduce_emit, NULL},
-    {"ReduceMean", reduce_infer, reduce_fold, reduce_emit, NULL},
-    {"ReduceMax", reduce_infer, reduce_fold, reduce_emit, NULL},
-    {"ReduceMin", reduce_infer, reduce_fold, reduce_emit, NULL},
-    {"ReduceProd", reduce_infer, reduce_fold, reduce_emit, NULL},
-    {"ReduceL1", reduce_infer, reduce_fold, reduce_emit, NULL},
-    {"ReduceL2", reduce_infer, reduce_fold, reduce_emit, NULL},
-    {"ReduceLogSum", reduce_infer, reduce_fold, reduce_emit, NULL},
-    {"ReduceLogSumExp", reduce_infer, reduce_fold, reduce_emit, NULL},
-    {"ReduceSumSquare", reduce_infer, reduce_fold, reduce_emit, NULL},
-    {"ArgMax", arg_infer, NULL, arg_emit, NULL},
-    {"ArgMin", arg_infer, NULL, arg_emit, NULL},
-    {"Softmax", softmax_infer, NULL, softmax_emit, NULL},
-    {"LogSoftmax", softmax_infer, NULL, softmax_emit, NULL},
-    {"Hardmax", softmax_infer, NULL, hardmax_emit, NULL},
-    {"CumSum", cumsum_infer, NULL, cumsum_emit, NULL},
-    {"TopK", topk_infer, NULL, topk_emit, NULL},
+    {"ReduceSum", reduce_infer, reduce_fold, reduce_emit, in_flops},
+    {"ReduceMean", reduce_infer, reduce_fold, reduce_emit, in_flops},
+    {"ReduceMax", reduce_infer, reduce_fold, reduce_emit, in_flops},
+    {"ReduceMin", reduce_infer, reduce_fold, reduce_emit, in_flops},
+    {"ReduceProd", reduce_infer, reduce_fold, reduce_emit, in_flops},
+    {"ReduceL1", reduce_infer, reduce_fold, reduce_emit, in_flops},
+    {"ReduceL2", reduce_infer, reduce_fold, reduce_emit, in_flops},
+    {"ReduceLogSum", reduce_infer, reduce_fold, reduce_emit, in_flops},
+    {"ReduceLogSumExp", reduce_infer, reduce_fold, reduce_emit, lse_flops},
+    {"ReduceSumSquare", reduce_infer, reduce_fold, reduce_emit, in_flops},
+    {"ArgMax", arg_infer, NULL, arg_emit, in_flops},
+    {"ArgMin", arg_infer, NULL, arg_emit, in_flops},
+    {"Softmax", softmax_infer, NULL, softmax_emit, softmax_flops},
+    {"LogSoftmax", softmax_infer, NULL, softmax_emit, softmax_flops},
+    {"Hardmax", softmax_infer, NULL, hardmax_emit, in_flops},
+    {"CumSum", cumsum_infer, NULL, cumsum_emit, in_flops},
+    {"TopK", topk_infer, NULL, topk_emit, topk_flops},
     {0},
 };
