@@ -84,6 +84,13 @@ static void emit_scalar(Buf *b, const Value *v, int64_t i)
     }
 }
 
+const char *cval(const Value *v, int64_t i)
+{
+    Buf b = {0};
+    emit_scalar(&b, v, i);
+    return b.p;
+}
+
 static const char *weight_name(const Value *v) { return strf("w%d_%s", v->id, cname(v->name)); }
 
 static void emit_weight(Emit *e, const Value *v)

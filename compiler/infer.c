@@ -113,4 +113,6 @@ void infer_graph(Graph *g)
             fold_node(n);
     }
     remove_dead(g);
+    if (fuse_graph(g))
+        remove_dead(g);
 }

@@ -144,6 +144,7 @@ void tensor_to_value(const Onnx__TensorProto *t, Value *v);  /* data, type and s
 /* ---- passes ------------------------------------------------------------------------- */
 
 void infer_graph(Graph *g);             /* infer.c: shapes, folding, dead nodes */
+int fuse_graph(Graph *g);               /* fuse.c: pattern fusions; returns how many */
 int64_t plan_memory(Graph *g);          /* plan.c: returns scratch bytes */
 
 /* ---- operators ---------------------------------------------------------------------- */
@@ -214,6 +215,8 @@ void stmt(Emit *e, const char *fmt, ...);
 void check(Emit *e, const char *cond, const char *why);
 /* Integer literal as C text (with LL suffix where needed). */
 const char *lit(int64_t x);
+/* Element i of a constant as a C literal of its type (floats round-trip exactly). */
+const char *cval(const Value *v, int64_t i);
 int use_blas(Emit *e);                  /* --blas given */
 
 /* loops.c: loop nests over an output shape. Operand k walks its buffer with stride[k][axis]

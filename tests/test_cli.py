@@ -113,6 +113,33 @@ int main(void)
 """
 
 
+def check_bucketize(mlbc, work):
+    """The Bucketize fusion (compiler/fuse.c) must be exact: boundary values, duplicates,
+    unsorted boundaries, NaN and infinities, for both <= and > forms."""
+    q = np.array([3, -1, 0.5, 3, 7, 0.5, -2], np.float32)
+    x = np.array([[-5], [-2], [-1], [0.5], [0.75], [3], [6.9], [7], [9], [np.nan], [np.inf],
+                  [-np.inf]], np.float32)
+    for op, (a, b), want in (("LessOrEqual", ("q", "x"), (q[None, :] <= x).sum(1, keepdims=True)),
+                             ("Greater", ("x", "q"), (x > q[None, :]).sum(1, keepdims=True))):
+        g = helper.make_graph(
+            [helper.make_node(op, list((a, b)), ["c"]), helper.make_node("Cast", ["c"], ["f"], to=T.FLOAT),
+             helper.make_node("ReduceSum", ["f", "axes"], ["y"], keepdims=1)],
+            "bucketize", [helper.make_tensor_value_info("x", T.FLOAT, [12, 1])],
+            [helper.make_tensor_value_info("y", T.FLOAT, [12, 1])],
+            [onnx.numpy_helper.from_array(q, "q"), onnx.numpy_helper.from_array(np.array([-1], np.int64), "axes")])
+        path = os.path.join(work, "bucketize_%s.onnx" % op)
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+        d = os.path.join(work, "bucketize_%s" % op)
+        try:
+            exe = mlbctest.compile_model(mlbc, path, d)
+            fused = "bucketize" in open(os.path.join(d, "model.c")).read()
+            got = mlbctest.execute(exe, d, [x], [1], [(1, (12, 1))])[0]
+            mlbctest.compare("y", got, want.astype(np.float32))
+            check(fused, "Bucketize fusion of ReduceSum(Cast(%s)) is exact" % op, "not fused")
+        except mlbctest.Failure as e:
+            check(False, "Bucketize fusion of ReduceSum(Cast(%s)) is exact" % op, e)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -199,6 +226,8 @@ def main():
     r = sh([mlbc, model, "--emit-onnx", "copy.onnx"], cwd=work)
     same = r.returncode == 0 and onnx.load(os.path.join(work, "copy.onnx")) == onnx.load(model)
     check(same, "--emit-onnx of a binary model is the same model", r.stderr)
+
+    check_bucketize(mlbc, work)
 
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

@@ -1,0 +1,189 @@
+/* fuse.c - pattern fusions after inference: a chain of nodes replaced by one node whose
+ * result is exactly the same.
+ *
+ * Bucketize. MLGO policies quantise each feature x against constant quantile boundaries q
+ * as count(q <= x): exported, that is ReduceSum(Cast(LessOrEqual(q, x))) over the boundary
+ * axis - a comparison with every boundary, a cast and a sum, per feature. With q sorted the
+ * count is a binary search (upper bound for <=, lower bound for <), exact for every x
+ * including NaN (no comparison holds: count 0).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mlbc.h"
+
+typedef struct Bucketize {
+    Value q;            /* the boundaries, sorted */
+    int upper;          /* count q <= x (else q < x) */
+    const char *was;    /* the replaced chain, for the kernel's comment */
+} Bucketize;
+
+static void bucketize_infer(Node *n) { (void)n; }  /* output kept from the ReduceSum */
+
+static void bucketize_emit(Emit *e, Node *n)
+{
+    Bucketize *b = n->aux;
+    Value *x = n->in[0], *y = n->out[0];
+    Buf q = {0};
+    for (int64_t i = 0; i < numel(&b->q); i++)
+        buf_printf(&q, "%s%s", i ? (i % 8 ? ", " : ",\n        ") : "", cval(&b->q, i));
+    const char *fn = kernel(e, n, "fused_bucketize", "TX", dtype_ctype(x->dt),
+                            "TY", dtype_ctype(y->dt), "N", lit(numel(&b->q)), "M", lit(numel(x)),
+                            "CMP", b->upper ? "<=" : "<", "Q", q.p, "WAS", b->was, NULL);
+    stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
+}
+
+static double bucketize_flops(Node *n)
+{
+    Bucketize *b = n->aux;
+    double steps = 1;
+    for (int64_t k = numel(&b->q); k > 1; k /= 2)
+        steps++;
+    return (double)numel(n->in[0]) * steps;
+}
+
+static const OpDef bucketize_def = {"Bucketize", bucketize_infer, NULL, bucketize_emit,
+                                    bucketize_flops};
+
+/* The only live consumer of v, or NULL. */
+static Node *sole_consumer(Graph *g, const Value *v)
+{
+    if (v->nuse != 1 || v->result_index >= 0)
+        return NULL;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        for (int k = 0; k < n->nin && !n->dead; k++)
+            if (n->in[k] == v)
+                return n;
+    }
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* q must be constant, float, NaN-free, and vary only along the last axis of c. */
+static int boundaries_ok(const Value *q, const Value *c)
+{
+    if (!q->data || !dtype_is_float(q->dt) || q->rank > c->rank)
+        return 0;
+    int64_t n = c->dim[c->rank - 1];
+    for (int k = 0; k < q->rank; k++) {
+        int64_t want = k == q->rank - 1 ? n : 1;
+        if (q->dim[k] != want)
+            return 0;
+    }
+    for (int64_t i = 0; i < numel(q); i++)
+        if (value_get_f(q, i) != value_get_f(q, i))
+            return 0;
+    return 1;
+}
+
+/* x must have c's shape with the last axis 1, so y[i] belongs to x[i]. */
+static int features_ok(const Value *x, const Value *c)
+{
+    if (x->data || x->rank > c->rank)
+        return 0;
+    for (int k = 0; k < c->rank; k++) {
+        int kx = k - (c->rank - x->rank);
+        int64_t d = kx >= 0 ? x->dim[kx] : 1;
+        if (d != (k == c->rank - 1 ? 1 : c->dim[k]))
+            return 0;
+    }
+    return 1;
+}
+
+/* Does the ReduceSum r sum over the last axis of its input and only over size-1 axes
+ * besides? (Summing over a size-1 axis changes nothing.) */
+static int sums_last_axis(Node *r)
+{
+    Value *in = r->in[0];
+    int64_t axes[MLBC_MAX_RANK];
+    int count;
+    Value *a = input(r, 1);
+    if (r->opset >= 13 && a) {
+        if (!a->data || numel(a) > MLBC_MAX_RANK)
+            return 0;
+        count = const_ints(r, a, axes, MLBC_MAX_RANK);
+    } else {
+        count = attr_ints(r, "axes", axes, MLBC_MAX_RANK);
+    }
+    if (count <= 0)
+        return count == 0 && attr_int(r, "noop_with_empty_axes", 0) ? 0 : 1;
+    int last = 0;
+    for (int i = 0; i < count; i++) {
+        int64_t ax = axes[i] < 0 ? axes[i] + in->rank : axes[i];
+        if (ax < 0 || ax >= in->rank)
+            return 0;
+        if (ax == in->rank - 1)
+            last = 1;
+        else if (in->dim[ax] != 1)
+            return 0;
+    }
+    return last;
+}
+
+static int try_bucketize(Graph *g, Node *cmp)
+{
+    const char *op = cmp->op;
+    int le = !strcmp(op, "LessOrEqual"), lt = !strcmp(op, "Less");
+    int ge = !strcmp(op, "GreaterOrEqual"), gt = !strcmp(op, "Greater");
+    if (!(le || lt || ge || gt) || cmp->nin != 2 || !cmp->in[0] || !cmp->in[1])
+        return 0;
+    /* q <= x, q < x, x >= q, x > q: all count the boundaries below x. */
+    Value *q = le || lt ? cmp->in[0] : cmp->in[1];
+    Value *x = le || lt ? cmp->in[1] : cmp->in[0];
+    Value *c = cmp->out[0];
+    if (!c || c->rank < 1 || !boundaries_ok(q, c) || !features_ok(x, c))
+        return 0;
+    Node *cast = sole_consumer(g, c);
+    if (!cast || strcmp(cast->op, "Cast") || !cast->out[0])
+        return 0;
+    Node *sum = sole_consumer(g, cast->out[0]);
+    if (!sum || strcmp(sum->op, "ReduceSum") || sum->in[0] != cast->out[0] ||
+        !sums_last_axis(sum) || numel(sum->out[0]) != numel(x))
+        return 0;
+    DType t = cast->out[0]->dt;
+    if (!dtype_is_float(t) && !dtype_is_int(t))
+        return 0;
+
+    Bucketize *b = xalloc(sizeof *b);
+    b->q = *q;
+    b->q.rank = 1;
+    b->q.dim[0] = numel(q);
+    b->q.data = xalloc((size_t)numel(q) * sizeof(double));
+    b->q.dt = DT_DOUBLE;
+    for (int64_t i = 0; i < numel(q); i++)
+        ((double *)b->q.data)[i] = value_get_f(q, i);
+    qsort(b->q.data, (size_t)numel(q), sizeof(double), cmp_double);
+    if (q->dt == DT_FLOAT) {  /* keep the boundaries in the comparison's type */
+        float *f = xalloc((size_t)numel(q) * sizeof(float));
+        for (int64_t i = 0; i < numel(q); i++)
+            f[i] = (float)((double *)b->q.data)[i];
+        b->q.data = f;
+        b->q.dt = DT_FLOAT;
+    }
+    b->upper = le || ge;
+    b->was = strf("ReduceSum(Cast(%s)) of '%s', '%s' and '%s'", op, cmp->name, cast->name,
+                  sum->name);
+    for (char *p = (char *)b->was; (p = strstr(p, "*/")); )
+        *p = '_';
+    sum->def = &bucketize_def;
+    sum->op = "Bucketize";
+    sum->in[0] = x;
+    sum->nin = 1;
+    sum->aux = b;
+    return 1;
+}
+
+int fuse_graph(Graph *g)
+{
+    int fused = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        if (!g->nodes[i]->dead)
+            fused += try_bucketize(g, g->nodes[i]);
+    return fused;
+}
