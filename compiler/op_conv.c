@@ -1,6 +1,629 @@
-/* op_conv.c - Conv, ConvTranspose, ConvInteger. */
+/* op_conv.c - Conv, ConvTranspose, ConvInteger.
+ *
+ * Shapes are static, so every kernel is specialised: spatial dimensions are padded to three
+ * (1-D and 2-D convolutions become 3-D ones with unit extents, which the C compiler folds
+ * away), and strides, pads, dilations and extents are constants in the code.
+ *
+ * Conv and ConvInteger compute panels of up to 8 output channels of one group at once, the
+ * channels being vector lanes (templates/conv_panel.c). A constant W (the usual case) is
+ * re-laid out at compile time so that the 8 weights of a tap are contiguous: w[g][panel]
+ * [c][kd][kh][kw][lane], with ConvInteger's weight zero point already subtracted.
+ * ConvTranspose gathers, one output element at a time (templates/conv_transpose.c).
+ */
+#include <math.h>
+#include <string.h>
+
 #include "mlbc.h"
 
+#define PANEL 8
+#define NSP 3                           /* spatial dimensions of the kernels */
+
+/* ---- small helpers (the same as op_linalg.c's) ---- */
+
+static int is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
+
+static const char *load_as(DType t, DType ct, const char *x)
+{
+    if (t == DT_FLOAT16)
+        return strf("mlbc_h2f(%s)", x);
+    if (t == DT_BFLOAT16)
+        return strf("mlbc_bf2f(%s)", x);
+    if (t == ct)
+        return x;
+    return strf("(%s)%s", dtype_ctype(ct), x);
+}
+
+static const char *store_as(DType t, DType ct, const char *x)
+{
+    if (t == DT_FLOAT16)
+        return strf("mlbc_f2h(%s)", x);
+    if (t == DT_BFLOAT16)
+        return strf("mlbc_f2bf(%s)", x);
+    if (t == ct)
+        return x;
+    return strf("(%s)(%s)", dtype_ctype(t), x);
+}
+
+static void put_const(Buf *b, DType ct, double f, int64_t i)
+{
+    if (ct == DT_UINT32) {
+        buf_printf(b, "%luu", (unsigned long)(uint32_t)i);
+        return;
+    }
+    if (isnan(f)) {
+        buf_puts(b, "NAN");
+        return;
+    }
+    if (isinf(f)) {
+        buf_puts(b, f > 0 ? "INFINITY" : "-INFINITY");
+        return;
+    }
+    char s[48];
+    snprintf(s, sizeof s, ct == DT_DOUBLE ? "%.17g" : "%.9g", ct == DT_DOUBLE ? f : (double)(float)f);
+    buf_printf(b, strpbrk(s, ".en") ? "%s%s" : "%s.0%s", s, ct == DT_DOUBLE ? "" : "f");
+}
+
+static int pow2ceil(int64_t x)
+{
+    int r = 1;
+    while (r < x)
+        r *= 2;
+    return r;
+}
+
+/* ---- geometry ---- */
+
+typedef struct Geom {
+    int nsp;                            /* spatial dimensions of the model's tensors */
+    int64_t N, C, M, G, CG, MG;         /* batch, in/out channels, groups, per group */
+    int64_t in[NSP], out[NSP], k[NSP], s[NSP], d[NSP], pb[NSP], pe[NSP];
+} Geom;
+
+static void spatial_attr(Node *n, const char *name, int nsp, int64_t *out, int64_t dflt)
+{
+    int64_t v[2 * MLBC_MAX_RANK];
+    int c = attr_ints(n, name, v, 2 * MLBC_MAX_RANK);
+    for (int i = 0; i < nsp; i++)
+        out[i] = dflt;
+    if (c < 0)
+        return;
+    if (c != nsp)
+        node_die(n, "attribute '%s' has %d values, expected %d", name, c, nsp);
+    for (int i = 0; i < nsp; i++)
+        out[i] = v[i];
+}
+
+/* Common checks and attributes of the three ops; transposed: W is [C, M/G, k...]. */
+static void geom_common(Node *n, Geom *g, int transposed)
+{
+    Value *x = n->in[0], *w = n->in[1];
+    if (x->rank < 3 || x->rank > 2 + NSP)
+        node_die(n, "input X must have rank 3 to %d, got %s", 2 + NSP, shape_str(x));
+    if (w->rank != x->rank)
+        node_die(n, "W %s must have the rank of X %s", shape_str(w), shape_str(x));
+    memset(g, 0, sizeof *g);
+    g->nsp = x->rank - 2;
+    g->N = x->dim[0];
+    g->C = x->dim[1];
+    g->G = attr_int(n, "group", 1);
+    if (g->G < 1 || g->C % g->G)
+        node_die(n, "group %lld does not divide the %lld input channels", (long long)g->G,
+                 (long long)g->C);
+    g->CG = g->C / g->G;
+    if (transposed) {
+        if (w->dim[0] != g->C)
+            node_die(n, "W %s must have %lld input channels", shape_str(w), (long long)g->C);
+        g->MG = w->dim[1];
+        g->M = g->MG * g->G;
+    } else {
+        g->M = w->dim[0];
+        if (w->dim[1] != g->CG)
+            node_die(n, "W %s must have C/group = %lld channels", shape_str(w),
+                     (long long)g->CG);
+        if (g->M % g->G)
+            node_die(n, "group %lld does not divide the %lld output channels",
+                     (long long)g->G, (long long)g->M);
+        g->MG = g->M / g->G;
+    }
+    int64_t ks[NSP];
+    spatial_attr(n, "kernel_shape", g->nsp, ks, -1);
+    spatial_attr(n, "strides", g->nsp, g->s, 1);
+    spatial_attr(n, "dilations", g->nsp, g->d, 1);
+    for (int i = 0; i < g->nsp; i++) {
+        g->in[i] = x->dim[2 + i];
+        g->k[i] = w->dim[2 + i];
+        if (ks[i] >= 0 && ks[i] != g->k[i])
+            node_die(n, "kernel_shape disagrees with W %s", shape_str(w));
+        if (g->s[i] < 1 || g->d[i] < 1)
+            node_die(n, "strides and dilations must be positive");
+    }
+    int64_t pads[2 * NSP];
+    int c = attr_ints(n, "pads", pads, 2 * NSP);
+    if (c >= 0 && c != 2 * g->nsp)
+        node_die(n, "attribute 'pads' has %d values, expected %d", c, 2 * g->nsp);
+    for (int i = 0; i < g->nsp; i++) {
+        g->pb[i] = c > 0 ? pads[i] : 0;
+        g->pe[i] = c > 0 ? pads[g->nsp + i] : 0;
+    }
+    Value *b = input(n, 2);
+    if (b && n->in[2] && strcmp(n->op, "ConvInteger")) {
+        if (b->rank != 1 || b->dim[0] != g->M)
+            node_die(n, "bias %s must have one value per output channel (%lld)", shape_str(b),
+                     (long long)g->M);
+        need_same_type(n, x, b);
+    }
+}
+
+static const char *auto_pad(Node *n)
+{
+    const char *ap = attr_str(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") && strcmp(ap, "SAME_UPPER") && strcmp(ap, "SAME_LOWER") &&
+        strcmp(ap, "VALID"))
+        node_die(n, "auto_pad '%s' is not NOTSET, SAME_UPPER, SAME_LOWER or VALID", ap);
+    return ap;
+}
+
+static void conv_geom(Node *n, Geom *g)
+{
+    geom_common(n, g, 0);
+    const char *ap = auto_pad(n);
+    for (int i = 0; i < g->nsp; i++) {
+        int64_t ext = (g->k[i] - 1) * g->d[i] + 1;
+        if (!strncmp(ap, "SAME", 4)) {
+            g->out[i] = (g->in[i] + g->s[i] - 1) / g->s[i];
+            int64_t total = (g->out[i] - 1) * g->s[i] + ext - g->in[i];
+            if (total < 0)
+                total = 0;
+            g->pb[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+            g->pe[i] = total - g->pb[i];
+            continue;
+        }
+        if (!strcmp(ap, "VALID"))
+            g->pb[i] = g->pe[i] = 0;
+        int64_t span = g->in[i] + g->pb[i] + g->pe[i] - ext;
+        if (span < 0)
+            node_die(n, "the kernel (extent %lld) is larger than the padded input (%lld)",
+                     (long long)ext, (long long)(g->in[i] + g->pb[i] + g->pe[i]));
+        g->out[i] = span / g->s[i] + 1;
+    }
+}
+
+static int64_t floordiv2(int64_t x) { return x >= 0 ? x / 2 : -((-x + 1) / 2); }
+
+static void convt_geom(Node *n, Geom *g)
+{
+    geom_common(n, g, 1);
+    const char *ap = auto_pad(n);
+    int64_t op[NSP], os[MLBC_MAX_RANK];
+    spatial_attr(n, "output_padding", g->nsp, op, 0);
+    int nos = attr_ints(n, "output_shape", os, MLBC_MAX_RANK);
+    if (nos >= 0 && nos != g->nsp && nos != g->nsp + 2)
+        node_die(n, "attribute 'output_shape' has %d values, expected %d", nos, g->nsp);
+    for (int i = 0; i < g->nsp; i++) {
+        int64_t ext = (g->k[i] - 1) * g->d[i] + 1;
+        int64_t full = g->s[i] * (g->in[i] - 1) + op[i] + ext;
+        if (nos >= 0 || !strncmp(ap, "SAME", 4)) {
+            g->out[i] = nos >= 0 ? os[nos - g->nsp + i] : g->in[i] * g->s[i];
+            /* As ONNX's reference: floor division, so that a negative total (output_shape
+             * larger than the natural size) extends the end, like output_padding. */
+            int64_t total = full - g->out[i], half = floordiv2(total);
+            if (!strcmp(ap, "SAME_UPPER")) {
+                g->pb[i] = half;
+                g->pe[i] = total - half;
+            } else {
+                g->pb[i] = total - half;
+                g->pe[i] = half;
+            }
+            continue;
+        }
+        if (!strcmp(ap, "VALID"))
+            g->pb[i] = g->pe[i] = 0;
+        g->out[i] = full - g->pb[i] - g->pe[i];
+    }
+}
+
+static const DType float_types[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16, DT_UNDEF};
+static const DType int8_types[] = {DT_INT8, DT_UINT8, DT_UNDEF};
+
+static void set_conv_output(Node *n, const Geom *g, DType dt)
+{
+    int64_t dim[2 + NSP] = {g->N, g->M};
+    for (int i = 0; i < g->nsp; i++) {
+        if (g->out[i] < 0)
+            node_die(n, "the output would have a negative size");
+        dim[2 + i] = g->out[i];
+    }
+    set_output(n, 0, dt, 2 + g->nsp, dim);
+}
+
+static void check_inputs(Node *n, int lo, int hi)
+{
+    if (n->nin < lo || n->nin > hi || !n->in[0] || !n->in[1])
+        node_die(n, "takes %d to %d inputs, X and W required", lo, hi);
+}
+
+static void conv_infer(Node *n)
+{
+    Geom g;
+    int integer = !strcmp(n->op, "ConvInteger");
+    check_inputs(n, 2, integer ? 4 : 3);
+    if (integer) {
+        need_type(n, n->in[0], int8_types);
+        need_type(n, n->in[1], int8_types);
+        Value *zx = input(n, 2), *zw = input(n, 3);
+        if (zx && (need_same_type(n, n->in[0], zx), numel(zx) != 1))
+            node_die(n, "x_zero_point must be a scalar");
+        if (zw)
+            need_same_type(n, n->in[1], zw);
+    } else {
+        need_type(n, n->in[0], float_types);
+        need_same_type(n, n->in[0], n->in[1]);
+    }
+    conv_geom(n, &g);
+    Value *zw = integer ? input(n, 3) : NULL;
+    if (zw && numel(zw) != 1 && numel(zw) != g.M)
+        node_die(n, "w_zero_point must be a scalar or have one value per output channel");
+    set_conv_output(n, &g, integer ? DT_INT32 : n->in[0]->dt);
+}
+
+static void convt_infer(Node *n)
+{
+    Geom g;
+    check_inputs(n, 2, 3);
+    need_type(n, n->in[0], float_types);
+    need_same_type(n, n->in[0], n->in[1]);
+    convt_geom(n, &g);
+    set_conv_output(n, &g, n->in[0]->dt);
+}
+
+/* Padded to NSP spatial dimensions: leading unit dimensions. */
+static void pad3(const Geom *g, const int64_t *v, int64_t *out, int64_t fill)
+{
+    int lead = NSP - g->nsp;
+    for (int i = 0; i < NSP; i++)
+        out[i] = i < lead ? fill : v[i - lead];
+}
+
+static int64_t prod3(const int64_t *v) { return v[0] * v[1] * v[2]; }
+
+/* Substitutions for the spatial geometry: ID IH IW OD OH OW KD KH KW SD.. DD.. PD.. */
+static void geom_kv(const Geom *g, const char **kv, int *k)
+{
+    int64_t in[NSP], out[NSP], ks[NSP], s[NSP], d[NSP], p[NSP];
+    pad3(g, g->in, in, 1);
+    pad3(g, g->out, out, 1);
+    pad3(g, g->k, ks, 1);
+    pad3(g, g->s, s, 1);
+    pad3(g, g->d, d, 1);
+    pad3(g, g->pb, p, 0);
+    const char *ax = "DHW";
+    for (int i = 0; i < NSP; i++) {
+        const int64_t *src[] = {in, out, ks, s, d, p};
+        const char *pre[] = {"I", "O", "K", "S", "D", "P"};
+        for (int j = 0; j < 6; j++) {
+            kv[(*k)++] = strf("%s%c", pre[j], ax[i]);
+            kv[(*k)++] = lit(src[j][i]);
+        }
+    }
+}
+
+static const char *geom_doc(const Geom *g)
+{
+    Buf b = {0};
+    const char *names[] = {"in", "kernel", "strides", "dilations", "pads"};
+    const int64_t *vals[] = {g->in, g->k, g->s, g->d, g->pb};
+    for (int j = 0; j < 5; j++) {
+        buf_printf(&b, "%s%s ", j ? ", " : "", names[j]);
+        for (int i = 0; i < g->nsp; i++)
+            buf_printf(&b, "%s%lld", i ? "x" : "", (long long)vals[j][i]);
+        if (j == 4)
+            for (int i = 0; i < g->nsp; i++)
+                buf_printf(&b, "%s%lld", i ? "x" : "/", (long long)g->pe[i]);
+    }
+    return b.p;
+}
+
+/* ---- Conv, ConvInteger ---- */
+
+typedef struct ConvK {
+    Node *n;
+    Geom g;
+    Value *X, *W, *B, *Y, *zx, *zw;
+    DType ct;
+    int packed;
+} ConvK;
+
+/* "x + 0" reads badly: drop it. */
+static const char *drop_zeros(const char *s)
+{
+    Buf o = {0};
+    while (*s) {
+        if (!strncmp(s, " + 0,", 5) || !strncmp(s, " + 0)", 5) || !strcmp(s, " + 0")) {
+            s += 4;
+            continue;
+        }
+        buf_put(&o, s++, 1);
+    }
+    return o.p ? o.p : "";
+}
+
+static const char *conv_params(const ConvK *c, const char *tw)
+{
+    Buf b = {0};
+    buf_printf(&b, "const %s *restrict x, const %s *restrict w, ", dtype_ctype(c->X->dt), tw);
+    if (c->B)
+        buf_printf(&b, "const %s *restrict bias, ", dtype_ctype(c->B->dt));
+    if (c->zx)
+        buf_printf(&b, "const %s *restrict zx, ", dtype_ctype(c->zx->dt));
+    if (c->zw && !c->packed)
+        buf_printf(&b, "const %s *restrict zw, ", dtype_ctype(c->zw->dt));
+    buf_printf(&b, "%s *restrict y", dtype_ctype(c->Y->dt));
+    return b.p;
+}
+
+/* W packed per group and panel: [g][panel][tap][lane], lanes padded to a power of two. */
+static const char *emit_conv_weights(Emit *e, const ConvK *c, int64_t *panel_size)
+{
+    const Geom *g = &c->g;
+    int64_t taps = g->CG * numel_dims(g->nsp, g->k), full = g->MG / PANEL, rem = g->MG % PANEL;
+    int ints = c->ct == DT_UINT32;
+    Buf d = {0};
+    int64_t count = 0, total = g->G * taps * (full * PANEL + (rem ? pow2ceil(rem) : 0));
+    for (int64_t gr = 0; gr < g->G; gr++)
+        for (int64_t p = 0; p <= full; p++) {
+            int64_t width = p < full ? PANEL : rem ? pow2ceil(rem) : 0;
+            for (int64_t t = 0; t < taps; t++)
+                for (int64_t l = 0; l < width; l++) {
+                    int64_t m = gr * g->MG + p * PANEL + l;
+                    double f = 0;
+                    int64_t i = 0;
+                    if (p * PANEL + l < g->MG) {
+                        int64_t at = m * taps + t;
+                        if (ints) {
+                            i = value_get_i(c->W, at);
+                            if (c->zw)
+                                i -= value_get_i(c->zw, numel(c->zw) > 1 ? m : 0);
+                        } else {
+                            f = value_get_f(c->W, at);
+                        }
+                    }
+                    buf_puts(&d, count % PANEL ? " " : "\n    ");
+                    put_const(&d, c->ct, f, i);
+                    if (++count < total)
+                        buf_puts(&d, ",");
+                }
+        }
+    *panel_size = taps * PANEL;
+    return kernel(e, c->n, "linalg_weights",
+                  "DOC", strf("%s: '%s' %s%s as [group][panel of %d channels][tap][channel]%s",
+                              c->n->op, c->W->name, dtype_name(c->W->dt), shape_str(c->W),
+                              PANEL, c->zw ? ", zero point subtracted" : ""),
+                  "T", dtype_ctype(c->ct), "LEN", lit(count ? count : 1),
+                  "DATA", count ? d.p : "0", NULL);
+}
+
+/* x at row pointer xr, index ix, as ct (with the zero point for ConvInteger). */
+static const char *conv_lx(const ConvK *c, const char *ix)
+{
+    const char *xe = strf("xr[%s]", ix);
+    return c->zx ? strf("(uint32_t)((int32_t)%s - (int32_t)zx[0])", xe)
+                 : load_as(c->X->dt, c->ct, xe);
+}
+
+/* The kernel for output positions ow in [ow0, ow1): blocks of four positions (block4), or
+ * one position at a time. */
+static const char *emit_conv_panel(Emit *e, const ConvK *c, int64_t lanes, int64_t ls,
+                                   const char *tw, int block4, int64_t ow0, int64_t ow1)
+{
+    const Geom *g = &c->g;
+    int64_t out3[NSP], s3[NSP], taps = g->CG * numel_dims(g->nsp, g->k);
+    pad3(g, g->out, out3, 1);
+    pad3(g, g->s, s3, 1);
+    const char *lw;
+    if (c->packed)
+        lw = strf("w[tap * %s + l]", lit(lanes));
+    else {
+        const char *we = strf("w[tap + l * %s]", lit(taps));
+        lw = c->zw ? strf("(uint32_t)((int32_t)%s - (int32_t)zw[%s])", we,
+                          numel(c->zw) > 1 ? "l" : "0")
+                   : load_as(c->W->dt, c->ct, we);
+    }
+    const char *kv[100];
+    int k = 0;
+#define KV(a, b) (kv[k++] = (a), kv[k++] = (b))
+    for (int j = 0; j < (block4 ? 4 : 1); j++) {
+        const char *acc = block4 ? strf("a%d[l]", j) : "acc[l]";
+        const char *sum = acc;
+        if (c->B)
+            sum = strf("%s + %s", acc, load_as(c->B->dt, c->ct, "bias[l]"));
+        if (c->ct == DT_UINT32)
+            sum = strf("(int32_t)(%s)", sum);
+        KV(strf("STORE%s", block4 ? lit(j) : ""), store_as(c->Y->dt, c->ct, sum));
+        KV(strf("LX%d", j), conv_lx(c, j ? strf("iw + %s", lit(j * s3[2])) : "iw"));
+    }
+    KV("DOC", strf("%s: %lld output channel(s) of %s, %s; %s", c->n->op, (long long)ls,
+                   shape_str(c->Y), block4 ? "four positions at a time" : "one position at a time",
+                   geom_doc(g)));
+    KV("PARAMS", conv_params(c, tw));
+    KV("CT", dtype_ctype(c->ct));
+    KV("TX", dtype_ctype(c->X->dt));
+    KV("TY", dtype_ctype(c->Y->dt));
+    KV("L", lit(lanes));
+    KV("LS", lit(ls));
+    KV("CG", lit(g->CG));
+    KV("OSP", lit(prod3(out3)));
+    KV("OW0", lit(ow0));
+    KV("OW1", lit(ow1));
+    KV("OW4", lit(ow1));
+    KV("SW2", lit(2 * s3[2]));
+    KV("SW3", lit(3 * s3[2]));
+    KV("LW", lw);
+#undef KV
+    geom_kv(g, kv, &k);
+    kv[k] = NULL;
+    return kernelv(e, c->n, block4 ? "conv_panel4" : "conv_panel", kv);
+}
+
+static void conv_emit(Emit *e, Node *n)
+{
+    int integer = !strcmp(n->op, "ConvInteger");
+    ConvK c = {.n = n, .X = n->in[0], .W = n->in[1], .Y = n->out[0]};
+    conv_geom(n, &c.g);
+    if (!numel(c.Y))
+        return;
+    Geom *g = &c.g;
+    if (integer) {
+        c.zx = input(n, 2);
+        c.zw = input(n, 3);
+        c.ct = DT_UINT32;
+    } else {
+        c.B = input(n, 2);
+        c.ct = c.X->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    }
+    if (is_half(c.X->dt))
+        helper(e, "half");
+    int64_t taps = g->CG * numel_dims(g->nsp, g->k);
+    c.packed = c.W->data && taps > 0 && (!c.zw || c.zw->data);
+    const char *wref, *tw;
+    int64_t panel_size = 0;
+    if (c.packed) {
+        wref = emit_conv_weights(e, &c, &panel_size);
+        tw = dtype_ctype(c.ct);
+    } else {
+        wref = ref(e, c.W);
+        tw = dtype_ctype(c.W->dt);
+    }
+    int64_t in3[NSP], out3[NSP];
+    pad3(g, g->in, in3, 1);
+    pad3(g, g->out, out3, 1);
+    int64_t isp = prod3(in3), osp = prod3(out3);
+    int64_t full = g->MG / PANEL, rem = g->MG % PANEL;
+    /* Per group: the packed weights of a group, or W's rows of the group's channels. */
+    int64_t wgroup = c.packed ? taps * (full * PANEL + (rem ? pow2ceil(rem) : 0)) : g->MG * taps;
+    Buf calls = {0};
+    const char *decls = "";
+    for (int part = 0; part < 2; part++) {
+        int64_t npan = part ? (rem ? 1 : 0) : full;
+        if (!npan)
+            continue;
+        int64_t lanes = part ? (c.packed ? pow2ceil(rem) : rem) : PANEL, ls = part ? rem : PANEL;
+        const char *p0 = part ? lit(full * PANEL) : npan > 1 ? "p * 8" : "0";
+        /* channel offset inside the group */
+        const char *woff = c.packed ? (part ? lit(full * panel_size) : npan > 1 ? strf("p * %s", lit(panel_size)) : "0")
+                                    : (part ? lit(full * PANEL * taps) : npan > 1 ? strf("p * %s", lit(PANEL * taps)) : "0");
+        Buf a = {0};
+        buf_printf(&a, "x + (n * %s + g * %s) * %s, w + g * %s + %s, ", lit(g->C), lit(g->CG),
+                   lit(isp), lit(wgroup), woff);
+        if (c.B)
+            buf_printf(&a, "bias + g * %s + %s, ", lit(g->MG), p0);
+        if (c.zx)
+            buf_puts(&a, "zx, ");
+        if (c.zw && !c.packed)
+            buf_printf(&a, numel(c.zw) > 1 ? "zw + g * %s + %s, " : "zw, ", lit(g->MG), p0);
+        buf_printf(&a, "y + (n * %s + g * %s + %s) * %s", lit(g->M), lit(g->MG), p0, lit(osp));
+        const char *args = drop_zeros(a.p);
+        /* Output columns: blocks of four, then the rest one at a time. */
+        int64_t ow = out3[2], ow4 = ow / 4 * 4;
+        for (int blk = 1; blk >= 0; blk--) {
+            int64_t lo = blk ? 0 : ow4, hi = blk ? ow4 : ow;
+            if (lo == hi)
+                continue;
+            const char *fn = emit_conv_panel(e, &c, lanes, ls, tw, blk, lo, hi);
+            if (npan > 1)
+                buf_printf(&calls, "            for (p = 0; p < %s; p++)\n                %s(%s);\n",
+                           lit(npan), fn, args);
+            else
+                buf_printf(&calls, "            %s(%s);\n", fn, args);
+        }
+        if (npan > 1)
+            decls = ", p";
+    }
+    const char *fn = kernel(e, n, "conv_main",
+                            "DOC", strf("%s: %s -> %s, group %lld", n->op, shape_str(c.X),
+                                        shape_str(c.Y), (long long)g->G),
+                            "PARAMS", conv_params(&c, tw), "DECLS", decls, "N", lit(g->N),
+                            "G", lit(g->G), "CALLS", calls.p, NULL);
+    Buf args = {0};
+    buf_printf(&args, "%s, %s, ", ref(e, c.X), wref);
+    if (c.B)
+        buf_printf(&args, "%s, ", ref(e, c.B));
+    if (c.zx)
+        buf_printf(&args, "%s, ", ref(e, c.zx));
+    if (c.zw && !c.packed)
+        buf_printf(&args, "%s, ", ref(e, c.zw));
+    stmt(e, "%s(%s%s);", fn, args.p, ref(e, c.Y));
+}
+
+static double conv_flops(Node *n)
+{
+    Geom g;
+    conv_geom(n, &g);
+    return 2.0 * g.N * g.M * numel_dims(g.nsp, g.out) * g.CG * numel_dims(g.nsp, g.k);
+}
+
+/* ---- ConvTranspose ---- */
+
+static void convt_emit(Emit *e, Node *n)
+{
+    Geom g;
+    convt_geom(n, &g);
+    Value *x = n->in[0], *w = n->in[1], *b = input(n, 2), *y = n->out[0];
+    if (!numel(y))
+        return;
+    DType ct = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    if (is_half(x->dt))
+        helper(e, "half");
+    int64_t in3[NSP], k3[NSP];
+    pad3(&g, g.in, in3, 1);
+    pad3(&g, g.k, k3, 1);
+    /* channel of x: n * C + g * CG + c; of w: (g * CG + c) * MG + m */
+    const char *xe = strf("x[(((n * %s + g * %s + c) * %s + id) * %s + ih) * %s + iw]", lit(g.C),
+              lit(g.CG), lit(in3[0]), lit(in3[1]), lit(in3[2]));
+    const char *we = strf("w[((((g * %s + c) * %s + m) * %s + kd) * %s + kh) * %s + kw]",
+                          lit(g.CG), lit(g.MG), lit(k3[0]), lit(k3[1]), lit(k3[2]));
+    Buf params = {0};
+    buf_printf(&params, "const %s *restrict x, const %s *restrict w, ", dtype_ctype(x->dt),
+               dtype_ctype(w->dt));
+    if (b)
+        buf_printf(&params, "const %s *restrict bias, ", dtype_ctype(b->dt));
+    buf_printf(&params, "%s *restrict y", dtype_ctype(y->dt));
+    const char *sum = "s";
+    if (b)
+        sum = strf("s + %s", load_as(b->dt, ct, strf("bias[g * %s + m]", lit(g.MG))));
+    const char *kv[80];
+    int k = 0;
+#define KV(a, v) (kv[k++] = (a), kv[k++] = (v))
+    KV("DOC", strf("ConvTranspose: %s -> %s, group %lld; %s", shape_str(x), shape_str(y),
+                   (long long)g.G, geom_doc(&g)));
+    KV("PARAMS", params.p);
+    KV("CT", dtype_ctype(ct));
+    KV("N", lit(g.N));
+    KV("G", lit(g.G));
+    KV("MG", lit(g.MG));
+    KV("CG", lit(g.CG));
+    KV("LX", load_as(x->dt, ct, xe));
+    KV("LW", load_as(w->dt, ct, we));
+    KV("STORE", store_as(y->dt, ct, sum));
+#undef KV
+    geom_kv(&g, kv, &k);
+    kv[k] = NULL;
+    const char *fn = kernelv(e, n, "conv_transpose", kv);
+    if (b)
+        stmt(e, "%s(%s, %s, %s, %s);", fn, ref(e, x), ref(e, w), ref(e, b), ref(e, y));
+    else
+        stmt(e, "%s(%s, %s, %s);", fn, ref(e, x), ref(e, w), ref(e, y));
+}
+
+static double convt_flops(Node *n)
+{
+    Geom g;
+    convt_geom(n, &g);
+    return 2.0 * g.N * g.C * numel_dims(g.nsp, g.in) * g.MG * numel_dims(g.nsp, g.k);
+}
+
 const OpDef ops_conv[] = {
+    {"Conv", conv_infer, NULL, conv_emit, conv_flops},
+    {"ConvInteger", conv_infer, NULL, conv_emit, conv_flops},
+    {"ConvTranspose", convt_infer, NULL, convt_emit, convt_flops},
     {0},
 };

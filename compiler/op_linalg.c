@@ -235,19 +235,22 @@ static int64_t packed_matrix_size(const Prod *p)
     return p->K * (full * PANEL + (rem ? pow2ceil(rem) : 0));
 }
 
-/* B (and its zero point) packed into panels, all matrices of B one after the other. */
-static const char *emit_packed(Emit *e, const Prod *p)
+/* B (and its zero point) re-laid out at compile time, all matrices of B one after the other:
+ * in column panels (w[p][k][l] = B[k][8p + l], the last panel's width a power of two), or,
+ * for the dot kernel, transposed (w[n][k] = B[k][n]). */
+static const char *emit_packed(Emit *e, const Prod *p, int transposed)
 {
-    int64_t full = p->N / PANEL, rem = p->N % PANEL, msize = packed_matrix_size(p);
+    int64_t full = p->N / PANEL, rem = p->N % PANEL;
+    int64_t msize = transposed ? p->K * p->N : packed_matrix_size(p);
     int ints = !(p->ct == DT_FLOAT || p->ct == DT_DOUBLE);
     Buf d = {0};
-    int64_t count = 0;
+    int64_t count = 0, total = p->nmat_b * msize;
     for (int64_t mat = 0; mat < p->nmat_b; mat++)
-        for (int64_t pn = 0; pn <= full; pn++) {
-            int64_t width = pn < full ? PANEL : rem ? pow2ceil(rem) : 0;
+        for (int64_t pn = 0; pn < (transposed ? p->N : full + 1); pn++) {
+            int64_t width = transposed ? 1 : pn < full ? PANEL : rem ? pow2ceil(rem) : 0;
             for (int64_t k = 0; k < p->K; k++)
                 for (int64_t l = 0; l < width; l++) {
-                    int64_t col = pn * PANEL + l;
+                    int64_t col = transposed ? pn : pn * PANEL + l;
                     double f = 0;
                     int64_t i = 0;
                     if (col < p->N) {
@@ -262,14 +265,15 @@ static const char *emit_packed(Emit *e, const Prod *p)
                     }
                     buf_puts(&d, count % PANEL ? " " : "\n    ");
                     put_const(&d, p->ct, f, i);
-                    if (++count < p->nmat_b * msize)
+                    if (++count < total)
                         buf_puts(&d, ",");
                 }
         }
     return kernel(e, p->n, "linalg_weights",
-                  "DOC", strf("%s: '%s' %s%s in column panels of %d, %s", p->what, p->B->name,
-                              dtype_name(p->B->dt), shape_str(p->B), PANEL,
-                              p->zb ? "zero point subtracted" : "as the product's sums read it"),
+                  "DOC", strf("%s: '%s' %s%s %s%s", p->what, p->B->name, dtype_name(p->B->dt),
+                              shape_str(p->B),
+                              transposed ? "transposed, [N][K]" : "in column panels of 8",
+                              p->zb ? ", zero point subtracted" : ""),
                   "T", dtype_ctype(p->ct), "LEN", lit(count ? count : 1),
                   "DATA", count ? d.p : "0", NULL);
 }
@@ -305,9 +309,13 @@ static const char *emit_dot(Emit *e, const Prod *p)
         "AK", load_a(p, "k"), "BK", load_b(p, "k", "n"), "STORE", store_y(p, "n"), NULL);
 }
 
+/* --blas: float products of at least MLBC_BLAS_MIN_FLOPS multiply-adds, except a single dot
+ * product (one row, one column), where the dot kernel measured ~3x faster than sgemv (the
+ * fc 5000x1 and 50000x1 rows of make bench). */
 static int blas_eligible(Emit *e, const Prod *p)
 {
     return use_blas(e) && p->Y->dt == DT_FLOAT && p->A->dt == DT_FLOAT && !p->za &&
+           !(p->M == 1 && p->N == 1) &&
            (!p->C || p->C->dt == DT_FLOAT) &&
            (double)p->M * p->N * p->K >= MLBC_BLAS_MIN_FLOPS;
 }
@@ -316,7 +324,7 @@ static int blas_eligible(Emit *e, const Prod *p)
 static const char *emit_blas(Emit *e, const Prod *p)
 {
     Buf fill = {0};
-    int has_c = p->C && p->beta != 0;
+    int has_c = p->C != NULL;           /* beta == 0 dropped C already */
     if (has_c)
         buf_printf(&fill, "    long m, n;\n    for (m = 0; m < %s; m++)\n"
                    "        for (n = 0; n < %s; n++)\n            y[m * %s + n] = c[%s];\n",
@@ -335,12 +343,9 @@ static const char *emit_blas(Emit *e, const Prod *p)
                     ta ? "CblasTrans" : "CblasNoTrans", tb ? "CblasTrans" : "CblasNoTrans",
                     lit(p->M), lit(p->N), lit(p->K), alpha, lit(ta ? p->sak : p->sam),
                     lit(tb ? p->sbn : p->sbk), beta, lit(p->N));
-    Prod q = *p;
-    if (!has_c)
-        q.C = NULL;
     return kernel(e, p->n, "linalg_blas",
                   "DOC", strf("%s: %s through CBLAS", p->what, shape_str(p->Y)),
-                  "PARAMS", params(&q, "float"), "FILL", fill.p ? fill.p : "", "CALL", call,
+                  "PARAMS", params(p, "float"), "FILL", fill.p ? fill.p : "", "CALL", call,
                   NULL);
 }
 
@@ -358,23 +363,30 @@ static void emit_prod(Emit *e, Prod *p)
     const char *mat, *bref, *tw;
     int64_t bmat;                       /* elements per matrix of the b argument */
     Prod q = *p;
+    Value bpk;                          /* a packed B, as the kernels see it */
     if (blas_eligible(e, p)) {
         mat = emit_blas(e, p);
-        if (p->C && p->beta == 0)
-            q.C = NULL;
         bref = ref(e, p->B);
         tw = dtype_ctype(p->B->dt);
         bmat = p->K * p->N;
     } else {
+        /* A constant B is re-laid out: panels, or for fewer than 4 columns (a panel would
+         * have too few lanes to vectorise) transposed for the dot kernel. */
         int packed = p->B->data && p->K > 0 && (!p->zb || p->zb->data);
-        int dot = !packed && p->sbk == 1 && p->sbn != 1 && !is_half(p->B->dt);
+        int dot = packed ? p->N < 4 : p->sbk == 1 && (p->sbn != 1 || p->N == 1) &&
+                                          !is_half(p->B->dt);
         Buf calls = {0};
         const char *decls = "";
         if (packed) {
-            bref = emit_packed(e, p);
+            bref = emit_packed(e, p, dot);
             tw = dtype_ctype(p->ct);
-            bmat = packed_matrix_size(p);
+            bmat = dot ? p->K * p->N : packed_matrix_size(p);
             q.zb = NULL;        /* subtracted while packing */
+            bpk = *p->B;        /* the kernels read the packed copy, already of type ct */
+            bpk.dt = p->ct;
+            q.B = &bpk;
+            if (dot)
+                q.sbk = 1, q.sbn = p->K;
         } else {
             bref = ref(e, p->B);
             tw = dtype_ctype(p->B->dt);
@@ -391,7 +403,7 @@ static void emit_prod(Emit *e, Prod *p)
                                         : strf("b + %s", scaled("p * 8", p->sbn));
                 if (full == 1)
                     buf_printf(&calls, "        %s(%s);\n", fn,
-                               row_args(&q, packed ? "b" : "b", "0"));
+                               row_args(&q, "b", "0"));
                 else {
                     decls = ", p";
                     buf_printf(&calls, "        for (p = 0; p < %s; p++)\n            %s(%s);\n",

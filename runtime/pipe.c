@@ -60,6 +60,7 @@ typedef struct pipe_impl {
     int framing;
     int timeout_ms;
     int in_fd, out_fd;
+    int in_is_fifo;                 /* surplus detection needs a FIFO (or pipe) */
     char *base;
     unsigned char *advice;          /* the advice buffer returned by evaluate */
     size_t advice_bytes;
@@ -355,7 +356,7 @@ static int recv_exact(mlbc_runner *r, pipe_impl *p, void *dst, size_t n, int64_t
 static int check_no_surplus(mlbc_runner *r, pipe_impl *p, const char *when)
 {
     int avail = 0;
-    if (ioctl(p->in_fd, FIONREAD, &avail) == 0 && avail > 0) {
+    if (p->in_is_fifo && ioctl(p->in_fd, FIONREAD, &avail) == 0 && avail > 0) {
         runner_fail(r, "pipe %s: the host sent %d byte(s) more than the %zu-byte advice %s "
                     "(desynchronised host)", p->base, avail, p->advice_bytes, when);
         return -1;
@@ -792,6 +793,13 @@ mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *
                                        "observations to the host", err, errlen);
     free(in_path);
     if (p->in_fd < 0 || p->out_fd < 0) {
+        mlbc_runner_free(r);
+        return NULL;
+    }
+    struct stat st;
+    p->in_is_fifo = fstat(p->in_fd, &st) == 0 && S_ISFIFO(st.st_mode);
+    if (fstat(p->out_fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(p->out_fd, 0) != 0) {
+        set_err(err, errlen, "pipe: cannot truncate %s: %s", p->out_path, strerror(errno));
         mlbc_runner_free(r);
         return NULL;
     }

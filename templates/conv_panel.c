@@ -1,5 +1,6 @@
-// Direct convolution, one (batch n, group g, panel of L output channels) at a time, over
-// every output position; spatial dimensions are padded to three (size 1, stride 1, no pad).
+// Direct convolution, one (batch n, group g, panel of L output channels) at a time, over the
+// output positions with ow in [OW0, OW1); spatial dimensions are padded to three (size 1,
+// stride 1, no pad).
 //     y[l][o] = sum over c, kd, kh, kw of x[c][o * s - pad + k * dil] * w[l][c][k]  (+ bias[l])
 // where taps that fall in the padding are skipped (they contribute zero). w[l] is the W
 // expression: a panel packed at compile time (w[tap * L + l], lanes contiguous) or W itself.
@@ -11,7 +12,7 @@ static void ${FN}(${PARAMS})
     long od, oh, ow, c, kd, kh, kw, l;
     for (od = 0; od < ${OD}; od++)
         for (oh = 0; oh < ${OH}; oh++)
-            for (ow = 0; ow < ${OW}; ow++) {
+            for (ow = ${OW0}; ow < ${OW1}; ow++) {
                 ${CT} acc[${L}];
                 for (l = 0; l < ${L}; l++)
                     acc[l] = 0;
@@ -27,12 +28,13 @@ static void ${FN}(${PARAMS})
                             for (kw = 0; kw < ${KW}; kw++) {
                                 const long iw = ow * ${SW} - ${PW} + kw * ${DW};
                                 const long tap = ((c * ${KD} + kd) * ${KH} + kh) * ${KW} + kw;
-                                ${CT} xv;
+                                const ${TX} *restrict xr = x + ((c * ${ID} + id) * ${IH} + ih) * ${IW};
+                                ${CT} x0;
                                 if (iw < 0 || iw >= ${IW})
                                     continue;
-                                xv = ${LX};
+                                x0 = ${LX0};
                                 for (l = 0; l < ${L}; l++)
-                                    acc[l] += xv * ${LW};
+                                    acc[l] += x0 * ${LW};
                             }
                         }
                     }

@@ -13,7 +13,10 @@ static void ${FN}(${PARAMS})
     ${CT} c0[${L}] = {0}, c1[${L}] = {0}, c2[${L}] = {0}, c3[${L}] = {0};
     long k, l;
     for (k = 0; k < ${K4}; k += 4) {
-        const ${CT} a0 = ${A0}, a1 = ${A1}, a2 = ${A2}, a3 = ${A3};
+        const ${CT} a0 = ${A0};
+        const ${CT} a1 = ${A1};
+        const ${CT} a2 = ${A2};
+        const ${CT} a3 = ${A3};
         for (l = 0; l < ${L}; l++)
             c0[l] += a0 * ${W0};
         for (l = 0; l < ${L}; l++)

@@ -28,9 +28,13 @@ def main(argv=None):
     s.add_argument("--advice", default="int64_t", help="advice type for the Bridge framings")
     s.add_argument("--record", help="save what the compiler sent to this file")
     s.add_argument("--timeout", type=float, help="kill the command after this many seconds")
-    s.add_argument("command", nargs=argparse.REMAINDER)
     d = sub.add_parser("dump", help="print a training log or captured stream")
     d.add_argument("log")
+    argv = list(sys.argv[1:] if argv is None else argv)
+    cmd = []
+    if "--" in argv:
+        i = argv.index("--")
+        argv, cmd = argv[:i], argv[i + 1:]
     args = ap.parse_args(argv)
     if args.cmd == "dump":
         with open(args.log, "rb") as f:
@@ -47,7 +51,6 @@ def main(argv=None):
                 else:
                     print("header: %d features" % len(rec.features_spec))
         return 0
-    cmd = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not cmd:
         ap.error("serve needs a command after --")
     res = serve(args.base, _policy(args), command=cmd, framing=args.framing,

@@ -1,0 +1,53 @@
+// Direct convolution as conv_panel, four output positions (ow, ow+1, ow+2, ow+3) at a time
+// for ow in [0, OW4): four independent sums per lane and each weight vector loaded once per
+// tap. A tap of a position that falls in the padding reads x as 0 (the zero padding itself).
+//     y[l][o] = sum over c, kd, kh, kw of x_padded[c][o * s - pad + k * dil] * w[l][c][k]  (+ bias[l])
+// Summation order, fixed: one sum per output over c, then kd, kh, kw ascending; then the
+// bias. Rows (kd, kh) entirely in the padding are skipped: they add exact zeros.
+/* ${DOC} */
+static void ${FN}(${PARAMS})
+{
+    long od, oh, ow, c, kd, kh, kw, l;
+    for (od = 0; od < ${OD}; od++)
+        for (oh = 0; oh < ${OH}; oh++)
+            for (ow = 0; ow < ${OW4}; ow += 4) {
+                ${CT} a0[${L}], a1[${L}], a2[${L}], a3[${L}];
+                for (l = 0; l < ${L}; l++)
+                    a0[l] = a1[l] = a2[l] = a3[l] = 0;
+                for (c = 0; c < ${CG}; c++)
+                    for (kd = 0; kd < ${KD}; kd++) {
+                        const long id = od * ${SD} - ${PD} + kd * ${DD};
+                        if (id < 0 || id >= ${ID})
+                            continue;
+                        for (kh = 0; kh < ${KH}; kh++) {
+                            const long ih = oh * ${SH} - ${PH} + kh * ${DH};
+                            if (ih < 0 || ih >= ${IH})
+                                continue;
+                            for (kw = 0; kw < ${KW}; kw++) {
+                                const long iw = ow * ${SW} - ${PW} + kw * ${DW};
+                                const long tap = ((c * ${KD} + kd) * ${KH} + kh) * ${KW} + kw;
+                                const ${TX} *restrict xr = x + ((c * ${ID} + id) * ${IH} + ih) * ${IW};
+                                const ${CT} x0 = iw >= 0 && iw < ${IW} ? ${LX0} : 0;
+                                const ${CT} x1 = iw + ${SW} >= 0 && iw + ${SW} < ${IW} ? ${LX1} : 0;
+                                const ${CT} x2 = iw + ${SW2} >= 0 && iw + ${SW2} < ${IW} ? ${LX2} : 0;
+                                const ${CT} x3 = iw + ${SW3} >= 0 && iw + ${SW3} < ${IW} ? ${LX3} : 0;
+                                for (l = 0; l < ${L}; l++)
+                                    a0[l] += x0 * ${LW};
+                                for (l = 0; l < ${L}; l++)
+                                    a1[l] += x1 * ${LW};
+                                for (l = 0; l < ${L}; l++)
+                                    a2[l] += x2 * ${LW};
+                                for (l = 0; l < ${L}; l++)
+                                    a3[l] += x3 * ${LW};
+                            }
+                        }
+                    }
+                for (l = 0; l < ${LS}; l++) {
+                    ${TY} *restrict yl = y + l * ${OSP} + (od * ${OH} + oh) * ${OW} + ow;
+                    yl[0] = ${STORE0};
+                    yl[1] = ${STORE1};
+                    yl[2] = ${STORE2};
+                    yl[3] = ${STORE3};
+                }
+            }
+}
