@@ -219,8 +219,21 @@ def test_good_host(bins):
                                                ["obs=1", "ctx=x", "ctx=y", "obs=2"],
                                                record=rec)
             with open(rec, "rb") as f:
-                r = LogReader(f)
-                recs = list(r.records())
+                original = f.read()
+            r = LogReader(io.BytesIO(original))
+            recs = list(r.records())
+            again = io.BytesIO()
+            w = LogWriter(again, r.features, advice=r.advice)
+            for x in recs:
+                if x.kind == "header":
+                    w = LogWriter(again, x.features_spec, advice=x.advice_spec)
+                elif x.kind == "context":
+                    w.context(x.context)
+                else:
+                    w.observation(x.raw)
+            check("the C runner's stream is what LogWriter (and so LLVM) writes, byte for byte",
+                  again.getvalue() == original, "%d vs %d bytes" % (
+                      len(again.getvalue()), len(original)))
             kinds = [x.kind for x in recs]
             obs = [x for x in recs if x.kind == "observation"]
             check("recorded interactive stream reads back (2 sessions, adjacent contexts)",
@@ -341,6 +354,8 @@ def test_bad_hosts(bins):
                 m = re.search(r"after-failure (\d+) (\w+)", out)
                 if not m or m.group(2) != "NULL" or int(m.group(1)) > 50:
                     problems.append("evaluate after the failure: %r" % (m and m.group(0)))
+            if "signals ok" not in out:
+                problems.append("SIGPIPE left pending, blocked or changed")
             if "Traceback" in host_err:
                 problems.append("bad host crashed: " + host_err[-300:])
             if not san_clean(kind, err):
@@ -621,6 +636,27 @@ def test_clang():
         check("clang-19 inliner served ('never inline')",
               res.ok and len(res.sessions) == 1 and s.observations > 0 and
               len(s.features) == 38 and s.advice.name == "inlining_decision", repr(res))
+
+        # what clang-19 sends, re-encoded by LogWriter, gives the same bytes
+        rec = os.path.join(tmp, "clang.stream")
+        res = mlbc_gym.serve(base, lambda f, c, i: 1, record=rec, command=[
+            clang, "-O2", "-c", src] + inc + ["-o", os.path.join(tmp, "a.o"), "-mllvm",
+                                              "-enable-ml-inliner=release", "-mllvm",
+                                              "-inliner-interactive-channel-base=" + base],
+            command_timeout=120)
+        with open(rec, "rb") as f:
+            original = f.read()
+        r = LogReader(io.BytesIO(original))
+        again = io.BytesIO()
+        w = LogWriter(again, r.features, advice=r.advice)
+        for x in r.records():
+            if x.kind == "context":
+                w.context(x.context)
+            elif x.kind == "observation":
+                w.observation(x.raw)
+        check("a clang-19 stream re-encoded by LogWriter is byte-identical",
+              res.ok and len(original) > 3000 and again.getvalue() == original,
+              "%d vs %d bytes" % (len(original), len(again.getvalue())))
 
         ev, pr = base + "_ev", base + "_pr"
         res = mlbc_gym.serve_channels(

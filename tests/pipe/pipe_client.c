@@ -12,7 +12,10 @@
  * Prints "session S", "advice K V..." per evaluation, and on failure
  * "open-error MS MSG" (exit 2) or "eval-error MS MSG" / "ctx-error MS MSG" followed by
  * "after-failure MS NULL|VALUE" for one more evaluate (exit 3). Exit 0 when all went well.
+ * Before exiting it prints "signals ok" if SIGPIPE is neither pending nor blocked and still
+ * has its default disposition (the runner must leave no trace of the EPIPEs it met).
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,12 +70,25 @@ static void print_advice(const mlbc_tensor_spec *s, const void *a)
     printf("\n");
 }
 
+static void report_signals(void)
+{
+    sigset_t pending, mask;
+    struct sigaction sa;
+    sigpending(&pending);
+    sigprocmask(SIG_BLOCK, NULL, &mask);
+    sigaction(SIGPIPE, NULL, &sa);
+    int ok = !sigismember(&pending, SIGPIPE) && !sigismember(&mask, SIGPIPE) &&
+             sa.sa_handler == SIG_DFL;
+    printf("signals %s\n", ok ? "ok" : "BAD");
+}
+
 static int after_failure(mlbc_runner *r)
 {
     double t0 = now_ms();
     const void *a = mlbc_runner_evaluate(r);
     printf("after-failure %.0f %s\n", now_ms() - t0, a ? "VALUE" : "NULL");
     mlbc_runner_free(r);
+    report_signals();
     return 3;
 }
 
@@ -132,6 +148,7 @@ int main(int argc, char **argv)
         mlbc_runner *r = mlbc_runner_pipe(base, features, nfeatures, &advice, &opt, err, sizeof err);
         if (!r) {
             printf("open-error %.0f %s\n", now_ms() - t0, err);
+            report_signals();
             return 2;
         }
         printf("session %d\n", s);
@@ -173,6 +190,7 @@ int main(int argc, char **argv)
         }
         mlbc_runner_free(r);
     }
+    report_signals();
     printf("done\n");
     return 0;
 }

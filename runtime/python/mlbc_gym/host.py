@@ -283,6 +283,9 @@ class Channel:
                     if tee is not None:
                         tee.flush()
                 self._end()
+        except Exception as e:      # opening failed (FIFO removed, permissions, ...)
+            self.exception = e
+            abort.set()
         finally:
             if tee is not None and tee is not self.record:
                 tee.close()
