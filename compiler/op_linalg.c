@@ -803,6 +803,14 @@ static void ein_parse(Node *n, Ein *E)
         E->in_out[E->var[o][q]] = 1;
 }
 
+/* The loop variable of index v: i_a .. i_z, i_A .. i_Z, e0, e1, ... for ellipsis axes. */
+static const char *ein_var(int v)
+{
+    if (v >= 52)
+        return strf("e%d", v - 52);
+    return strf("i_%c", v < 26 ? 'a' + v : 'A' + v - 26);
+}
+
 static const DType ein_types[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_INT8, DT_INT16, DT_INT32,
                                   DT_INT64, DT_UINT8, DT_UINT16, DT_UINT32, DT_UINT64,
                                   DT_UNDEF};
@@ -855,7 +863,7 @@ static void einsum_emit(Emit *e, Node *n)
         int64_t s = 1;
         for (int a = E.rank[i] - 1; a >= 0; a--) {
             if (v->dim[a] != 1) {
-                const char *term = scaled(strf("i%d", E.var[i][a]), s);
+                const char *term = scaled(ein_var(E.var[i][a]), s);
                 buf_printf(&b, b.len ? " + %s" : "%s", term);
             }
             s *= v->dim[a];
@@ -865,34 +873,32 @@ static void einsum_emit(Emit *e, Node *n)
             buf_printf(&params, "const %s *restrict x%d, ", dtype_ctype(v->dt), i);
     }
     buf_printf(&params, "%s *restrict y", dtype_ctype(t));
+    /* Output loops, then one block per output element: s = 0, the summed loops, store. */
     const char *ind = "    ";
-    for (int q = 0; q < no; q++) {
-        if (q == nout_vars) {
-            buf_printf(&body, "%s{\n", ind);
-            ind = strf("%s    ", ind);
-            buf_printf(&body, "%s%s s = 0;\n", ind, dtype_ctype(ct));
-        }
+    for (int q = 0; q < nout_vars; q++) {
         int v = order[q];
-        buf_printf(&body, "%sfor (long i%d = 0; i%d < %s; i%d++)\n", ind, v, v,
-                   lit(E.size[v]), v);
-        ind = strf("%s    ", ind);
+        buf_printf(&body, "%sfor (long %s = 0; %s < %s; %s++)%s\n", ind, ein_var(v), ein_var(v),
+                   lit(E.size[v]), ein_var(v), q == nout_vars - 1 ? " {" : "");
+        if (q < nout_vars - 1)
+            ind = strf("%s    ", ind);
     }
-    if (no == nout_vars) {
+    if (!nout_vars)
         buf_printf(&body, "%s{\n", ind);
-        ind = strf("%s    ", ind);
-        buf_printf(&body, "%s%s s = 0;\n", ind, dtype_ctype(ct));
+    const char *block = strf("%s    ", ind);
+    buf_printf(&body, "%s%s s = 0;\n", block, dtype_ctype(ct));
+    const char *inner = block;
+    for (int q = nout_vars; q < no; q++) {
+        int v = order[q];
+        buf_printf(&body, "%sfor (long %s = 0; %s < %s; %s++)\n", inner, ein_var(v), ein_var(v),
+                   lit(E.size[v]), ein_var(v));
+        inner = strf("%s    ", inner);
     }
     Buf prod = {0};
     for (int i = 0; i < E.nops; i++)
         buf_printf(&prod, "%s%s", i ? " * " : "",
                    load_as(t, ct, strf("x%d[%s]", i, idx[i])));
-    buf_printf(&body, "%ss += %s;\n", ind, prod.p);
-    /* close the summed loops: their bodies are single statements */
-    int depth_out = nout_vars;
-    const char *outer = "    ";
-    for (int q = 0; q < depth_out; q++)
-        outer = strf("%s    ", outer);
-    buf_printf(&body, "%s    y[%s] = %s;\n%s}\n", outer, idx[E.nops], store_as(t, ct, "s"), outer);
+    buf_printf(&body, "%ss += %s;\n", inner, prod.p);
+    buf_printf(&body, "%sy[%s] = %s;\n%s}\n", block, idx[E.nops], store_as(t, ct, "s"), ind);
     const char *fn = kernel(e, n, "linalg_einsum",
         "DOC", strf("Einsum '%s': %s", attr_str(n, "equation", ""), shape_str(y)),
         "PARAMS", params.p, "BODY", body.p, NULL);
