@@ -26,6 +26,9 @@ def programs(build):
         ("runtime: runners, training logs, env loop", [PY, "tests/test_runtime.py"] + b),
         ("development mode: pipe runner and Python host", [PY, "tests/test_pipe.py"] + b),
         ("against a real clang-19: hosts, mlbc-serve, LLVM's Logger", [PY, "tests/test_clang.py"] + b),
+        ("inside LLVM: ReleaseModeModelRunner, clang pass plugin", [PY, "tests/test_llvm.py"] + b),
+        ("inside GCC: inlining plugin", [PY, "tests/test_gcc.py"] + b),
+        ("training loop: collect, clone, improve, export, serve", [PY, "tests/test_train.py"] + b),
     ]
 
 
