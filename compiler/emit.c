@@ -57,20 +57,7 @@ static const char *cname(const char *s)
 static void emit_scalar(Buf *b, const Value *v, int64_t i)
 {
     if (v->dt == DT_FLOAT || v->dt == DT_DOUBLE) {
-        double x = value_get_f(v, i);
-        if (isnan(x))
-            buf_puts(b, "NAN");
-        else if (isinf(x))
-            buf_puts(b, x > 0 ? "INFINITY" : "-INFINITY");
-        else if (v->dt == DT_FLOAT) {
-            char s[40];
-            snprintf(s, sizeof s, "%.9g", x);
-            buf_printf(b, strpbrk(s, ".en") ? "%sf" : "%s.0f", s);
-        } else {
-            char s[40];
-            snprintf(s, sizeof s, "%.17g", x);
-            buf_printf(b, strpbrk(s, ".en") ? "%s" : "%s.0", s);
-        }
+        buf_float_lit(b, value_get_f(v, i), v->dt);
     } else if (v->dt == DT_FLOAT16 || v->dt == DT_BFLOAT16) {
         buf_printf(b, "0x%04x", ((const uint16_t *)v->data)[i]);  /* raw bits */
     } else if (v->dt == DT_UINT64) {

@@ -166,13 +166,19 @@ const OpDef *find_op(const char *name); /* ops.c */
 _Noreturn void node_die(Node *n, const char *fmt, ...);
 int64_t numel(const Value *v);
 int64_t numel_dims(int rank, const int64_t *dim);
+int64_t dims_prod(const int64_t *dim, int from, int to); /* dim[from] * ... * dim[to - 1] */
 void set_output(Node *n, int i, DType dt, int rank, const int64_t *dim);
 void copy_shape(Node *n, int i, const Value *like, DType dt);  /* dt DT_UNDEF: like's */
 const char *shape_str(const Value *v);                          /* "[2,3]" */
 int norm_axis(Node *n, int64_t axis, int rank);                 /* handles negative axes */
+/* Input 0 viewed as [outer, size, inner] around the optional "axis" attribute (flattened
+ * without one: returns -1); WHY ends the message if input 0 is a scalar. Returns the axis. */
+int axis_view(Node *n, const char *why, int64_t *outer, int64_t *size, int64_t *inner);
 void need_type(Node *n, const Value *v, const DType *allowed);  /* allowed ends with DT_UNDEF */
 void need_same_type(Node *n, const Value *a, const Value *b);
 void need_const(Node *n, int i);          /* input i must be a constant (names the input) */
+void need_floatish(Node *n, const Value *v);              /* float, double or a 16-bit float */
+void need_scalar(Node *n, const Value *v, const char *what); /* one element; WHAT names it */
 Value *input(Node *n, int i);             /* NULL if absent */
 /* Broadcast a and b (numpy rules) into out; returns the rank. */
 int broadcast(Node *n, int ra, const int64_t *da, int rb, const int64_t *db, int64_t *out);
@@ -197,6 +203,40 @@ void alloc_data(Value *v);              /* zeroed data for an inferred value */
  * output (value_info or graph output) if there is one; returns 0 if there is none. The
  * emitter must then check at run time that the data agree (see check()). */
 int use_declared(Node *n, int i, DType dt);
+
+/* ---- C expressions for generated code (ophelp.c) ------------------------------------------
+ * float16/bfloat16 elements are raw uint16_t; they are computed in float (template half). */
+
+int dtype_is_half(DType t);             /* float16 or bfloat16 */
+int dtype_is_floatish(DType t);         /* float, double, float16 or bfloat16 */
+DType calc_type(DType t);               /* computation type: float for the 16-bit floats, else t */
+int64_t nbytes(const Value *v);         /* size of v's data */
+void half_helper(Emit *e, DType t);     /* include template half if t is a 16-bit float */
+const char *load_elem(DType t, const char *x);         /* element x of type t in calc_type(t) */
+const char *load_as(DType t, DType ct, const char *x); /* element x of type t as type ct (cast) */
+const char *store_elem(DType t, const char *x);        /* expression x converted to type t (cast) */
+const char *store_as(DType t, DType ct, const char *x); /* x of type ct to type t, as is if same */
+const char *libm_sfx(DType calc);       /* libm suffix of a computation type: "f" or "" (double) */
+const char *libm_suffix(const char *expr, DType calc); /* each '@' in expr -> libm_sfx(calc) */
+const char *float_lit(double x, DType calc); /* exact float/double literal; INFINITY, NAN */
+void buf_float_lit(Buf *b, double x, DType calc); /* the same, appended to b */
+/* Append a constant of accumulator type ct: f for float/double, else i as uint32/uint64. */
+void buf_acc_lit(Buf *b, DType ct, double f, int64_t i);
+int pow2ceil(int64_t x);                /* smallest power of two >= x (1 for x <= 1) */
+void buf_line(Buf *b, int ind, const char *fmt, ...);  /* a code line indented by 4 * ind */
+
+/* Shape-like inputs (op_shape.c, op_layout.c): a shape, axes, repeats, pads... */
+double no_flops(Node *n);               /* flops rule of an op that only moves data */
+Value *need_input(Node *n, int i, const char *what);   /* present, of a fixed-size type */
+Value *need_ints(Node *n, int i, const char *what);    /* present, 1-D, int32 or int64 */
+int64_t ints_count(const Value *v);     /* values in a 1-D (or scalar) input */
+/* Output OUT's shape comes from input IN's data, which is not constant: use_declared or die. */
+void declared_or_die(Node *n, int out, DType dt, int in);
+const char *dims_doc(const Value *v);   /* "float[2,3]" for kernel comments */
+/* A run-time check of non-constant input S through template shape_check; COND reads s[i]. */
+void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why);
+void cond_and(Buf *b, const char *term); /* append a condition to b, joined with && */
+const char *elem_lit(DType t, const void *p); /* one element (ONNX layout) as a C literal */
 
 /* ---- emitter (emit.c) ----------------------------------------------------------------- */
 

@@ -18,59 +18,6 @@
 #define PANEL 8
 #define NSP 3                           /* spatial dimensions of the kernels */
 
-/* ---- small helpers (the same as op_linalg.c's) ---- */
-
-static int is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
-
-static const char *load_as(DType t, DType ct, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_h2f(%s)", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_bf2f(%s)", x);
-    if (t == ct)
-        return x;
-    return strf("(%s)%s", dtype_ctype(ct), x);
-}
-
-static const char *store_as(DType t, DType ct, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_f2h(%s)", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_f2bf(%s)", x);
-    if (t == ct)
-        return x;
-    return strf("(%s)(%s)", dtype_ctype(t), x);
-}
-
-static void put_const(Buf *b, DType ct, double f, int64_t i)
-{
-    if (ct == DT_UINT32) {
-        buf_printf(b, "%luu", (unsigned long)(uint32_t)i);
-        return;
-    }
-    if (isnan(f)) {
-        buf_puts(b, "NAN");
-        return;
-    }
-    if (isinf(f)) {
-        buf_puts(b, f > 0 ? "INFINITY" : "-INFINITY");
-        return;
-    }
-    char s[48];
-    snprintf(s, sizeof s, ct == DT_DOUBLE ? "%.17g" : "%.9g", ct == DT_DOUBLE ? f : (double)(float)f);
-    buf_printf(b, strpbrk(s, ".en") ? "%s%s" : "%s.0%s", s, ct == DT_DOUBLE ? "" : "f");
-}
-
-static int pow2ceil(int64_t x)
-{
-    int r = 1;
-    while (r < x)
-        r *= 2;
-    return r;
-}
-
 /* ---- geometry ---- */
 
 typedef struct Geom {
@@ -388,7 +335,7 @@ static const char *emit_conv_weights(Emit *e, const ConvK *c, int64_t *panel_siz
                         }
                     }
                     buf_puts(&d, count % PANEL ? " " : "\n    ");
-                    put_const(&d, c->ct, f, i);
+                    buf_acc_lit(&d, c->ct, f, i);
                     if (++count < total)
                         buf_puts(&d, ",");
                 }
@@ -478,10 +425,9 @@ static void conv_emit(Emit *e, Node *n)
         c.ct = DT_UINT32;
     } else {
         c.B = input(n, 2);
-        c.ct = c.X->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+        c.ct = calc_type(c.X->dt);
     }
-    if (is_half(c.X->dt))
-        helper(e, "half");
+    half_helper(e, c.X->dt);
     int64_t taps = g->CG * numel_dims(g->nsp, g->k);
     c.packed = c.W->data && taps > 0 && (!c.zw || c.zw->data);
     const char *wref, *tw;
@@ -570,9 +516,8 @@ static void convt_emit(Emit *e, Node *n)
     Value *x = n->in[0], *w = n->in[1], *b = input(n, 2), *y = n->out[0];
     if (!numel(y))
         return;
-    DType ct = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
-    if (is_half(x->dt))
-        helper(e, "half");
+    DType ct = calc_type(x->dt);
+    half_helper(e, x->dt);
     int64_t in3[NSP], k3[NSP];
     pad3(&g, g.in, in3, 1);
     pad3(&g, g.k, k3, 1);

@@ -16,24 +16,6 @@
 
 static const DType index_types[] = {DT_INT32, DT_INT64, DT_UNDEF};
 
-static void need_scalar(Node *n, const Value *v, const char *what)
-{
-    if (numel(v) != 1 || v->rank > 1)
-        node_die(n, "%s '%s' must be a scalar (or a 1-element tensor), not %s", what, v->name,
-                 shape_str(v));
-}
-
-/* A float literal of type t (float or double). */
-static const char *flit(double x, DType t)
-{
-    char s[40];
-    snprintf(s, sizeof s, t == DT_DOUBLE ? "%.17g" : "%.9g", x);
-    const char *v = strpbrk(s, ".en") ? s : strf("%s.0", s);
-    if (isinf(x))
-        return x > 0 ? "INFINITY" : "-INFINITY";
-    return t == DT_DOUBLE ? strf("%s", v) : strf("%sf", v);
-}
-
 /* ---- NonMaxSuppression ---- */
 
 static void nms_infer(Node *n)
@@ -113,14 +95,14 @@ static void nms_emit(Emit *e, Node *n)
         maxout = "max_out_in[0] < 0 ? 0 : (long)max_out_in[0]";
     }
     if (iou && iou->data) {
-        iouv = flit(value_get_f(iou, 0), DT_FLOAT);
+        iouv = float_lit(value_get_f(iou, 0), DT_FLOAT);
     } else if (iou) {
         buf_puts(&params, ", const float *restrict iou_in");
         buf_printf(&args, ", %s", ref(e, iou));
         iouv = "iou_in[0]";
     }
     if (st && st->data) {
-        keep = strf("s[j] > %s", flit(value_get_f(st, 0), DT_FLOAT));
+        keep = strf("s[j] > %s", float_lit(value_get_f(st, 0), DT_FLOAT));
     } else if (st) {
         buf_puts(&params, ", const float *restrict score_in");
         buf_printf(&args, ", %s", ref(e, st));
@@ -253,8 +235,8 @@ static void roialign_emit(Emit *e, Node *n)
                        : "adaptive: ceil(region size / bins)",
         "T", T, "IT", dtype_ctype(bi->dt), "R", lit(rois->dim[0]), "N", lit(x->dim[0]),
         "C", lit(C), "H", lit(H), "W", lit(W), "HW", lit(H * W), "CHW", lit(C * H * W),
-        "PH", lit(PH), "PW", lit(PW), "PHW", PHW, "SCALE", flit(scale, t),
-        "OFFSET", flit(hp ? 0.5 : 0.0, t), "CLAMP", clamp, "GH", gh, "GW", gw,
+        "PH", lit(PH), "PW", lit(PW), "PHW", PHW, "SCALE", float_lit(scale, t),
+        "OFFSET", float_lit(hp ? 0.5 : 0.0, t), "CLAMP", clamp, "GH", gh, "GW", gw,
         "ACCUM", accum, "FINISH", finish,
         "COUNT", mx ? "" : strf("        const %s count = gh * gw > 0 ? (%s)(gh * gw) : 1;\n", T, T),
         NULL);

@@ -33,18 +33,9 @@ typedef struct Elem {
     int numeric_only;   /* 0: bool allowed too */
 } Elem;
 
-/* A float constant in the computation type, for attributes like alpha. */
-static const char *fconst(double x, DType t)
-{
-    char s[40];
-    snprintf(s, sizeof s, "%.9g", x);
-    const char *v = strpbrk(s, ".e") ? s : strf("%s.0", s);
-    return t == DT_DOUBLE ? strf("%s", v) : strf("%sf", v);
-}
-
 static const char *e_abs(Node *n, DType t)
 {
-    return dtype_is_float(t) || t == DT_FLOAT16 || t == DT_BFLOAT16 ? "fabs@(a)"
+    return dtype_is_floatish(t) ? "fabs@(a)"
            : dtype_is_signed(t)                                       ? "a < 0 ? -a : a"
                                                                       : "a";
 }
@@ -53,42 +44,42 @@ static const char *e_relu(Node *n, DType t) { return "a > 0 ? a : 0"; }
 
 static const char *e_leaky(Node *n, DType t)
 {
-    return strf("a < 0 ? %s * a : a", fconst(attr_float(n, "alpha", 0.01), t));
+    return strf("a < 0 ? %s * a : a", float_lit(attr_float(n, "alpha", 0.01), t));
 }
 
 static const char *e_elu(Node *n, DType t)
 {
-    return strf("a < 0 ? %s * (exp@(a) - 1) : a", fconst(attr_float(n, "alpha", 1.0), t));
+    return strf("a < 0 ? %s * (exp@(a) - 1) : a", float_lit(attr_float(n, "alpha", 1.0), t));
 }
 
 static const char *e_selu(Node *n, DType t)
 {
-    const char *al = fconst(attr_float(n, "alpha", 1.67326319217681884765625), t);
-    const char *ga = fconst(attr_float(n, "gamma", 1.05070102214813232421875), t);
+    const char *al = float_lit(attr_float(n, "alpha", 1.67326319217681884765625), t);
+    const char *ga = float_lit(attr_float(n, "gamma", 1.05070102214813232421875), t);
     return strf("a > 0 ? %s * a : %s * (%s * exp@(a) - %s)", ga, ga, al, al);
 }
 
 static const char *e_celu(Node *n, DType t)
 {
-    const char *al = fconst(attr_float(n, "alpha", 1.0), t);
+    const char *al = float_lit(attr_float(n, "alpha", 1.0), t);
     return strf("fmax@(0, a) + fmin@(0, %s * (exp@(a / %s) - 1))", al, al);
 }
 
 static const char *e_hardsigmoid(Node *n, DType t)
 {
-    return strf("fmax@(0, fmin@(1, %s * a + %s))", fconst(attr_float(n, "alpha", 0.2), t),
-                fconst(attr_float(n, "beta", 0.5), t));
+    return strf("fmax@(0, fmin@(1, %s * a + %s))", float_lit(attr_float(n, "alpha", 0.2), t),
+                float_lit(attr_float(n, "beta", 0.5), t));
 }
 
 static const char *e_thresholded(Node *n, DType t)
 {
-    return strf("a > %s ? a : 0", fconst(attr_float(n, "alpha", 1.0), t));
+    return strf("a > %s ? a : 0", float_lit(attr_float(n, "alpha", 1.0), t));
 }
 
 static const char *e_shrink(Node *n, DType t)
 {
-    const char *l = fconst(attr_float(n, "lambd", 0.5), t);
-    const char *b = fconst(attr_float(n, "bias", 0.0), t);
+    const char *l = float_lit(attr_float(n, "lambd", 0.5), t);
+    const char *b = float_lit(attr_float(n, "bias", 0.0), t);
     return strf("a < -%s ? a + %s : a > %s ? a - %s : 0", l, b, l, b);
 }
 
@@ -116,7 +107,7 @@ static const char *e_mod(Node *n, DType t)
 
 static const char *e_pow(Node *n, DType t)
 {
-    return t == DT_FLOAT || t == DT_FLOAT16 || t == DT_BFLOAT16 ? "powf((float)a, (float)b)"
+    return calc_type(t) == DT_FLOAT ? "powf((float)a, (float)b)"
                                                                 : "pow((double)a, (double)b)";
 }
 
@@ -165,12 +156,8 @@ static const char *e_mean(Node *n, DType t)
 static const char *e_clip(Node *n, DType t)
 {
     if (n->opset < 11) {
-        const char *lo = fconst(attr_float(n, "min", -INFINITY), t);
-        const char *hi = fconst(attr_float(n, "max", INFINITY), t);
-        if (isinf(attr_float(n, "min", -INFINITY)))
-            lo = "-INFINITY";
-        if (isinf(attr_float(n, "max", INFINITY)))
-            hi = "INFINITY";
+        const char *lo = float_lit(attr_float(n, "min", -INFINITY), t);
+        const char *hi = float_lit(attr_float(n, "max", INFINITY), t);
         return strf("a < %s ? %s : a > %s ? %s : a", lo, lo, hi, hi);
     }
     int has_lo = input(n, 1) != NULL, has_hi = input(n, 2) != NULL;
@@ -255,8 +242,6 @@ static const Elem *find_elem(const Node *n)
 /* Inputs that are operands of the expression (CastLike's second input only gives a type). */
 static int noperands(const Node *n, const Elem *el) { return el->kind == CAST_LIKE ? 1 : n->nin; }
 
-static int is_16bit_float(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
-
 static void check_operand_type(Node *n, const Elem *el, const Value *v)
 {
     if (!dtype_size(v->dt) || v->dt == DT_STRING)
@@ -264,7 +249,7 @@ static void check_operand_type(Node *n, const Elem *el, const Value *v)
     if (el->numeric_only && v->dt == DT_BOOL)
         node_die(n, "input '%s' is bool; this op needs numbers", v->name);
     int needs_float = el->expr && strchr(el->expr, '@');
-    if (needs_float && !dtype_is_float(v->dt) && !is_16bit_float(v->dt))
+    if (needs_float && !dtype_is_floatish(v->dt))
         node_die(n, "input '%s' has element type %s; this op needs a float type", v->name,
                  dtype_name(v->dt));
 }
@@ -308,40 +293,6 @@ static void elem_infer(Node *n)
 
 /* ---- emission ---- */
 
-static DType compute_type(DType t) { return is_16bit_float(t) ? DT_FLOAT : t; }
-
-static const char *load(DType t, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_h2f(%s)", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_bf2f(%s)", x);
-    return x;
-}
-
-static const char *store(DType t, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_f2h((float)(%s))", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_f2bf((float)(%s))", x);
-    if (t == DT_BOOL)
-        return strf("(%s) != 0", x);
-    return strf("(%s)(%s)", dtype_ctype(t), x);
-}
-
-static const char *with_suffix(const char *expr, DType t)
-{
-    Buf b = {0};
-    const char *sfx = t == DT_DOUBLE ? "" : "f";
-    for (const char *p = expr; *p; p++)
-        if (*p == '@')
-            buf_puts(&b, sfx);
-        else
-            buf_put(&b, p, 1);
-    return b.p;
-}
-
 static void elem_emit(Emit *e, Node *n)
 {
     const Elem *el = find_elem(n);
@@ -360,16 +311,16 @@ static void elem_emit(Emit *e, Node *n)
     Loops l = loop_nest(y->rank, y->dim, k + 1, st);
 
     /* The expression's type: the first value operand's (Where: input 1). */
-    DType et = compute_type(el->kind == WHERE ? n->in[1]->dt : n->in[0]->dt);
-    const char *expr = with_suffix(el->expr ? el->expr : el->fn(n, n->in[0]->dt), et);
+    DType et = calc_type(el->kind == WHERE ? n->in[1]->dt : n->in[0]->dt);
+    const char *expr = libm_suffix(el->expr ? el->expr : el->fn(n, n->in[0]->dt), et);
     Buf params = {0}, loads = {0};
-    int need_half = is_16bit_float(y->dt);
+    int need_half = dtype_is_half(y->dt);
     for (int i = 0; i < k; i++) {
         DType t = ops[i]->dt;
-        need_half |= is_16bit_float(t);
+        need_half |= dtype_is_half(t);
         buf_printf(&params, "const %s *restrict x%d, ", dtype_ctype(t), i);
-        buf_printf(&loads, "%sconst %s %c = %s;\n", l.indent, dtype_ctype(compute_type(t)),
-                   'a' + i, load(t, strf("x%d[%s]", i, l.idx[i + 1])));
+        buf_printf(&loads, "%sconst %s %c = %s;\n", l.indent, dtype_ctype(calc_type(t)),
+                   'a' + i, load_elem(t, strf("x%d[%s]", i, l.idx[i + 1])));
     }
     buf_printf(&params, "%s *restrict y", dtype_ctype(y->dt));
     if (need_half)
@@ -379,7 +330,7 @@ static void elem_emit(Emit *e, Node *n)
     const char *fn = kernel(e, n, "elementwise",
         "DOC", strf("%s: %s -> %s%s", n->op, expr, dtype_name(y->dt), shape_str(y)),
         "PARAMS", params.p, "OPEN", l.open, "CLOSE", l.close, "LOADS", loads.p,
-        "INDENT", l.indent, "IY", l.idx[0], "STORE", store(y->dt, expr), NULL);
+        "INDENT", l.indent, "IY", l.idx[0], "STORE", store_elem(y->dt, expr), NULL);
     Buf call = {0};
     for (int i = 0; i < k; i++)
         buf_printf(&call, "%s, ", ref(e, ops[i]));
@@ -451,11 +402,11 @@ static int elem_fold(Node *n)
     int nops = noperands(n, el);
     int ints = 1;
     for (int i = 0; i < nops; i++) {
-        if (!n->in[i] || is_16bit_float(n->in[i]->dt))
+        if (!n->in[i] || dtype_is_half(n->in[i]->dt))
             return 0;
         ints &= !dtype_is_float(n->in[i]->dt);
     }
-    if (nops > 3 || is_16bit_float(y->dt))
+    if (nops > 3 || dtype_is_half(y->dt))
         return 0;
     for (int64_t i = 0; i < numel(y); i++) {
         int64_t ia[3] = {0};

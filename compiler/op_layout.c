@@ -23,58 +23,6 @@ typedef struct Copy {
     int64_t ioff, ooff;
 } Copy;
 
-static double no_flops(Node *n) { return 0; }
-
-static int64_t nbytes(const Value *v) { return numel(v) * (int64_t)dtype_size(v->dt); }
-
-static Value *need_input(Node *n, int i, const char *what)
-{
-    Value *v = input(n, i);
-    if (!v)
-        node_die(n, "input %d (%s) is required", i, what);
-    if (!dtype_size(v->dt) || v->dt == DT_STRING)
-        node_die(n, "input '%s' has element type %s, which is not supported", v->name,
-                 dtype_name(v->dt));
-    return v;
-}
-
-static Value *need_ints(Node *n, int i, const char *what)
-{
-    Value *v = need_input(n, i, what);
-    if (v->dt != DT_INT64 && v->dt != DT_INT32)
-        node_die(n, "input %d (%s) must be int64, not %s", i, what, dtype_name(v->dt));
-    if (v->rank > 1)
-        node_die(n, "input %d (%s) must be 1-D, not of shape %s", i, what, shape_str(v));
-    return v;
-}
-
-static int64_t ints_count(const Value *v) { return v->rank ? v->dim[0] : 1; }
-
-static const char *dims_doc(const Value *v) { return strf("%s%s", dtype_name(v->dt), shape_str(v)); }
-
-static void declared_or_die(Node *n, int out, DType dt, int in)
-{
-    if (!use_declared(n, out, dt))
-        node_die(n, "output '%s' depends on the data of input '%s', which is not constant; "
-                 "make that input an initializer or declare a static shape for '%s'",
-                 n->out[out]->name, n->in[in]->name, n->out[out]->name);
-}
-
-/* A run-time check of a non-constant shape-like input S (template shape_check). */
-static void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why)
-{
-    const char *fn = kernel(e, n, "shape_check", "DOC", why, "T", dtype_ctype(s->dt), "COND",
-                            cond, NULL);
-    check(e, strf("%s(%s)", fn, ref(e, s)), why);
-}
-
-static void cond_and(Buf *b, const char *term)
-{
-    if (b->len)
-        buf_puts(b, " &&\n           ");
-    buf_puts(b, term);
-}
-
 /* ---- copy nests: normalise, fold, emit ---- */
 
 /* Drop size-1 axes and merge an axis into the next where both sides allow it. Returns 0 if
@@ -778,28 +726,6 @@ static void elem_from(DType t, double x, void *out)
     } else {
         Value v = {.dt = t, .data = out};
         value_set_f(&v, 0, x);
-    }
-}
-
-static const char *elem_lit(DType t, const void *p)
-{
-    Value v = {.dt = t, .data = (void *)p, .rank = 0};
-    char s[48];
-    switch (t) {
-    case DT_FLOAT: case DT_DOUBLE: {
-        double x = value_get_f(&v, 0);
-        if (isnan(x))
-            return "NAN";
-        if (isinf(x))
-            return x > 0 ? "INFINITY" : "-INFINITY";
-        snprintf(s, sizeof s, t == DT_FLOAT ? "%.9g" : "%.17g", x);
-        return strf(strpbrk(s, ".e") ? "%s%s" : "%s.0%s", s, t == DT_FLOAT ? "f" : "");
-    }
-    case DT_FLOAT16: case DT_BFLOAT16: case DT_UINT16:
-        return strf("0x%04x", (unsigned)*(const uint16_t *)p);
-    case DT_UINT64: return strf("%lluULL", (unsigned long long)*(const uint64_t *)p);
-    case DT_UINT32: return strf("%luu", (unsigned long)*(const uint32_t *)p);
-    default: return lit(value_get_i(&v, 0));
     }
 }
 

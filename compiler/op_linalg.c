@@ -25,8 +25,6 @@
 
 /* ---- types and constants in generated code ---- */
 
-static int is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
-
 /* The type a product accumulates in: float for the 16-bit floats, the unsigned type of the
  * same width for integers (wrap-around instead of undefined signed overflow). */
 static DType acc_type(DType t)
@@ -38,57 +36,6 @@ static DType acc_type(DType t)
         return DT_UINT32;
     default: return DT_UINT64;
     }
-}
-
-/* x (an element of type t) as an expression of type ct. */
-static const char *load_as(DType t, DType ct, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_h2f(%s)", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_bf2f(%s)", x);
-    if (t == ct)
-        return x;
-    return strf("(%s)%s", dtype_ctype(ct), x);
-}
-
-/* x (an expression of type ct) stored into an element of type t. */
-static const char *store_as(DType t, DType ct, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_f2h(%s)", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_f2bf(%s)", x);
-    if (t == ct)
-        return x;
-    return strf("(%s)(%s)", dtype_ctype(t), x);
-}
-
-/* A floating constant of type ct (float or double) as C text. */
-static const char *flit(double x, DType ct)
-{
-    if (isnan(x))
-        return "NAN";
-    if (isinf(x))
-        return x > 0 ? "INFINITY" : "-INFINITY";
-    char s[48];
-    if (ct == DT_DOUBLE)
-        snprintf(s, sizeof s, "%.17g", x);
-    else
-        snprintf(s, sizeof s, "%.9g", (double)(float)x);
-    const char *v = strpbrk(s, ".en") ? s : strf("%s.0", s);
-    return ct == DT_DOUBLE ? strf("%s", v) : strf("%sf", v);
-}
-
-/* One element of a constant array of type ct. */
-static void put_const(Buf *b, DType ct, double f, int64_t i)
-{
-    if (ct == DT_FLOAT || ct == DT_DOUBLE)
-        buf_puts(b, flit(f, ct));
-    else if (ct == DT_UINT32)
-        buf_printf(b, "%luu", (unsigned long)(uint32_t)i);
-    else
-        buf_printf(b, "%lluULL", (unsigned long long)(uint64_t)i);
 }
 
 /* "k + 1" scaled by a stride, simplified: "k + 1", "(k + 1) * 3", "0". */
@@ -159,12 +106,12 @@ static const char *store_y(const Prod *p, const char *nx)
     if (fl || (is_integral(p->alpha) && is_integral(p->beta))) {
         const char *e = "s";
         if (p->alpha != 1)
-            e = fl ? strf("%s * s", flit(p->alpha, ct))
+            e = fl ? strf("%s * s", float_lit(p->alpha, ct))
                    : strf("(%s)%s * s", dtype_ctype(ct), lit((int64_t)p->alpha));
         if (cx) {
             const char *c = load_as(p->C->dt, ct, cx);
             if (p->beta != 1)
-                c = fl ? strf("%s * %s", flit(p->beta, ct), c)
+                c = fl ? strf("%s * %s", float_lit(p->beta, ct), c)
                        : strf("(%s)%s * %s", dtype_ctype(ct), lit((int64_t)p->beta), c);
             e = strf("%s + %s", e, c);
         }
@@ -172,9 +119,9 @@ static const char *store_y(const Prod *p, const char *nx)
     }
     /* Integer product with a fractional alpha or beta: scale in double. */
     const char *sv = strf("(double)(%s)s", dtype_is_signed(ty) ? dtype_ctype(ty) : dtype_ctype(ct));
-    const char *e = strf("%s * %s", flit(p->alpha, DT_DOUBLE), sv);
+    const char *e = strf("%s * %s", float_lit(p->alpha, DT_DOUBLE), sv);
     if (cx)
-        e = strf("%s + %s * (double)%s", e, flit(p->beta, DT_DOUBLE), cx);
+        e = strf("%s + %s * (double)%s", e, float_lit(p->beta, DT_DOUBLE), cx);
     return strf("(%s)(%s)", dtype_ctype(ty), e);
 }
 
@@ -218,14 +165,6 @@ static const char *row_args(const Prod *p, const char *bx, const char *n0x)
     return o.p;
 }
 
-static int pow2ceil(int64_t x)
-{
-    int r = 1;
-    while (r < x)
-        r *= 2;
-    return r;
-}
-
 /* Columns per panel, and the lanes computed by the last (partial) panel. */
 #define PANEL 8
 
@@ -264,7 +203,7 @@ static const char *emit_packed(Emit *e, const Prod *p, int transposed)
                         }
                     }
                     buf_puts(&d, count % PANEL ? " " : "\n    ");
-                    put_const(&d, p->ct, f, i);
+                    buf_acc_lit(&d, p->ct, f, i);
                     if (++count < total)
                         buf_puts(&d, ",");
                 }
@@ -330,7 +269,8 @@ static const char *emit_blas(Emit *e, const Prod *p)
                    "        for (n = 0; n < %s; n++)\n            y[m * %s + n] = c[%s];\n",
                    lit(p->M), lit(p->N), lit(p->N),
                    plus(scaled("m", p->csm), scaled("n", p->csn)));
-    const char *alpha = flit(p->alpha, DT_FLOAT), *beta = has_c ? flit(p->beta, DT_FLOAT) : "0.0f";
+    const char *alpha = float_lit(p->alpha, DT_FLOAT);
+    const char *beta = has_c ? float_lit(p->beta, DT_FLOAT) : "0.0f";
     int ta = p->sak != 1, tb = p->sbn != 1;
     const char *call;
     if (p->M == 1)
@@ -353,10 +293,11 @@ static void emit_prod(Emit *e, Prod *p)
 {
     if (!numel(p->Y))
         return;
-    int need_half = is_half(p->A->dt) || is_half(p->B->dt) || is_half(p->Y->dt) ||
-                    (p->C && is_half(p->C->dt));
-    if (need_half)
-        helper(e, "half");
+    half_helper(e, p->A->dt);
+    half_helper(e, p->B->dt);
+    half_helper(e, p->Y->dt);
+    if (p->C)
+        half_helper(e, p->C->dt);
     if (p->C && p->beta == 0)
         p->C = NULL;
 
@@ -374,7 +315,7 @@ static void emit_prod(Emit *e, Prod *p)
          * have too few lanes to vectorise) transposed for the dot kernel. */
         int packed = p->B->data && p->K > 0 && (!p->zb || p->zb->data);
         int dot = packed ? p->N < 4 : p->sbk == 1 && (p->sbn != 1 || p->N == 1) &&
-                                          !is_half(p->B->dt);
+                                          !dtype_is_half(p->B->dt);
         Buf calls = {0};
         const char *decls = "";
         if (packed) {
@@ -837,8 +778,7 @@ static void einsum_emit(Emit *e, Node *n)
     ein_parse(n, &E);
     Value *y = n->out[0];
     DType t = y->dt, ct = acc_type(t);
-    if (is_half(t))
-        helper(e, "half");
+    half_helper(e, t);
     /* Loop order: output variables (output order), then summed ones (first use order). */
     int order[EIN_MAX_VARS], no = 0, used[EIN_MAX_VARS] = {0};
     for (int q = 0; q < E.rank[E.nops]; q++) {

@@ -79,7 +79,8 @@ static double loss_flops(Node *n)
 
 /* ---- emission ---- */
 
-/* Conversions between the element type and the computation type. */
+/* Conversions between the element type and the computation type, as function names (not
+ * load_elem/store_elem): the templates apply ${LD} and ${ST} to their own expressions. */
 static const char *load_fn(DType t)
 {
     return t == DT_FLOAT16 ? "mlbc_h2f" : t == DT_BFLOAT16 ? "mlbc_bf2f" : "";
@@ -97,7 +98,7 @@ static void loss_emit(Emit *e, Node *n)
     int sce = is_sce(n), red = reduction(n);
     Value *x = n->in[0], *t = n->in[1], *w = input(n, 2), *y = n->out[0];
     Value *lp = sce && n->nout > 1 && live(n->out[1]) ? n->out[1] : NULL;
-    DType dt = x->dt, ct = dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    DType dt = x->dt, ct = calc_type(dt);
     const char *CT = dtype_ctype(ct), *ST = store_fn(dt);
     int64_t N = x->dim[0], C = x->dim[1], D = positions(x);
     Onnx__AttributeProto *ia = attr(n, "ignore_index");
@@ -105,8 +106,7 @@ static void loss_emit(Emit *e, Node *n)
     int body = sce ? 4 : 3;     /* indentation of the per-sample statements */
     const char *in1 = indent(body), *in2 = indent(body + 1);
 
-    if (dt == DT_FLOAT16 || dt == DT_BFLOAT16)
-        helper(e, "half");
+    half_helper(e, dt);
 
     const char *range = strf("k >= 0 && k < %s", lit(C));
     const char *valid = ia && !(ii >= 0 && ii < C) ? strf("k == %s || (%s)", lit(ii), range)
@@ -150,7 +150,7 @@ static void loss_emit(Emit *e, Node *n)
                            shape_str(y), lp ? strf(", log_prob%s", shape_str(lp)) : "");
     const char *fn = kernel(e, n, sce ? "loss_sce" : "loss_nll",
         "DOC", doc, "T", dtype_ctype(dt), "IT", dtype_ctype(t->dt), "CT", CT,
-        "LD", load_fn(dt), "ST", ST, "SFX", ct == DT_DOUBLE ? "" : "f",
+        "LD", load_fn(dt), "ST", ST, "SFX", libm_sfx(ct),
         "WPARAM", w ? strf(", const %s *restrict w", dtype_ctype(dt)) : "",
         "WC", w ? strf("%s(w[k])", load_fn(dt)) : "1",
         "LPPARAM", lp ? strf(", %s *restrict lp", dtype_ctype(dt)) : "",

@@ -22,17 +22,7 @@ static const DType index_types[] = {DT_INT32, DT_INT64, DT_UNDEF};
 
 /* ---- helpers ---- */
 
-static int64_t prod(const int64_t *dim, int from, int to)
-{
-    int64_t p = 1;
-    for (int i = from; i < to; i++)
-        p *= dim[i];
-    return p;
-}
-
 static const char *ct(const Value *v) { return dtype_ctype(v->dt); }
-
-static int is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
 
 /* Any element type with a fixed size can be moved. */
 static void need_movable(Node *n, const Value *v)
@@ -49,13 +39,6 @@ static void need_inputs(Node *n, int min, int max)
     for (int i = 0; i < min; i++)
         if (!n->in[i])
             node_die(n, "input %d is required", i);
-}
-
-static void need_scalar(Node *n, const Value *v, const char *what)
-{
-    if (numel(v) != 1 || v->rank > 1)
-        node_die(n, "%s '%s' must be a scalar (or a 1-element tensor), not %s", what, v->name,
-                 shape_str(v));
 }
 
 /* Constant indices are checked when the model is compiled: [-n, n) is valid. */
@@ -121,15 +104,13 @@ static const char *update_stmt(Emit *e, DType t, const char *red, const char *ds
 {
     if (!strcmp(red, "none"))
         return strf("%s = %s;", dst, src);
-    if (is_half(t)) {
+    if (dtype_is_half(t)) {
         helper(e, "half");
-        const char *ld = t == DT_FLOAT16 ? "mlbc_h2f" : "mlbc_bf2f";
-        const char *st = t == DT_FLOAT16 ? "mlbc_f2h" : "mlbc_f2bf";
-        const char *a = strf("%s(%s)", ld, dst), *b = strf("%s(%s)", ld, src);
+        const char *a = load_elem(t, dst), *b = load_elem(t, src);
         if (!strcmp(red, "add"))
-            return strf("%s = %s(%s + %s);", dst, st, a, b);
+            return strf("%s = %s;", dst, store_elem(t, strf("%s + %s", a, b)));
         if (!strcmp(red, "mul"))
-            return strf("%s = %s(%s * %s);", dst, st, a, b);
+            return strf("%s = %s;", dst, store_elem(t, strf("%s * %s", a, b)));
         return strf("if (%s %s %s)\n    %s = %s;", b, !strcmp(red, "max") ? ">" : "<", a, dst,
                     src);
     }
@@ -363,7 +344,7 @@ static void slice_emit(Emit *e, Node *n)
         buf_printf(&args, ", %s", ref(e, steps));
     }
     buf_printf(&args, ", %s", ref(e, y));
-    int64_t outer = numel(y) ? prod(y->dim, 0, r - 1) : 0;
+    int64_t outer = numel(y) ? dims_prod(y->dim, 0, r - 1) : 0;
     const char *fn = kernel(e, n, "move_slice",
         "DOC", strf("Slice %s%s -> %s, parameters at run time", dtype_name(x->dt),
                     shape_str(x), shape_str(y)),
@@ -404,8 +385,8 @@ static int gather_fold(Node *n)
 {
     Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     int axis = norm_axis(n, attr_int(n, "axis", 0), x->rank);
-    int64_t outer = prod(x->dim, 0, axis), size = x->dim[axis];
-    int64_t inner = prod(x->dim, axis + 1, x->rank), nidx = numel(ind);
+    int64_t outer = dims_prod(x->dim, 0, axis), size = x->dim[axis];
+    int64_t inner = dims_prod(x->dim, axis + 1, x->rank), nidx = numel(ind);
     size_t es = dtype_size(x->dt);
     for (int64_t o = 0; o < outer; o++)
         for (int64_t k = 0; k < nidx; k++) {
@@ -425,8 +406,8 @@ static void gather_emit(Emit *e, Node *n)
     const char *fn = kernel(e, n, "move_gather",
         "DOC", strf("Gather axis %d: %s%s by %s%s -> %s", axis, dtype_name(x->dt),
                     shape_str(x), dtype_name(ind->dt), shape_str(ind), shape_str(y)),
-        "T", ct(x), "IT", ct(ind), "OUTER", lit(prod(x->dim, 0, axis)),
-        "N", lit(x->dim[axis]), "INNER", lit(prod(x->dim, axis + 1, x->rank)),
+        "T", ct(x), "IT", ct(ind), "OUTER", lit(dims_prod(x->dim, 0, axis)),
+        "N", lit(x->dim[axis]), "INNER", lit(dims_prod(x->dim, axis + 1, x->rank)),
         "NIDX", lit(numel(ind)), NULL);
     call_checked(e, ind, fn, strf("%s, %s, %s", ref(e, x), ref(e, ind), ref(e, y)),
                  "Gather index out of range");
@@ -573,9 +554,9 @@ static void gathernd_emit(Emit *e, Node *n)
     const char *fn = kernel(e, n, "move_gathernd",
         "DOC", strf("GatherND batch_dims %d: %s%s by %s%s -> %s", b, dtype_name(x->dt),
                     shape_str(x), dtype_name(ind->dt), shape_str(ind), shape_str(y)),
-        "T", ct(x), "IT", ct(ind), "B", lit(prod(x->dim, 0, b)),
-        "M", lit(prod(ind->dim, b, q - 1)), "K", lit(k), "S", lit(prod(x->dim, b + k, r)),
-        "XB", lit(prod(x->dim, b, r)), "COORDS", coords.p, NULL);
+        "T", ct(x), "IT", ct(ind), "B", lit(dims_prod(x->dim, 0, b)),
+        "M", lit(dims_prod(ind->dim, b, q - 1)), "K", lit(k), "S", lit(dims_prod(x->dim, b + k, r)),
+        "XB", lit(dims_prod(x->dim, b, r)), "COORDS", coords.p, NULL);
     call_checked(e, ind, fn, strf("%s, %s, %s", ref(e, x), ref(e, ind), ref(e, y)),
                  "GatherND index out of range");
 }
@@ -618,7 +599,7 @@ static void scatternd_emit(Emit *e, Node *n)
     Value *x = n->in[0], *ind = n->in[1], *u = n->in[2], *y = n->out[0];
     int r = x->rank, q = ind->rank, k = (int)ind->dim[q - 1];
     const char *red = parse_reduction(n);
-    int64_t xs[MLBC_MAX_RANK], s = prod(x->dim, k, r);
+    int64_t xs[MLBC_MAX_RANK], s = dims_prod(x->dim, k, r);
     dense_strides(r, x->dim, xs);
     Buf coords = {0};
     for (int j = 0; j < k; j++)
@@ -634,7 +615,7 @@ static void scatternd_emit(Emit *e, Node *n)
     const char *fn = kernel(e, n, "move_scatternd",
         "DOC", strf("ScatterND reduction %s: %s%s by %s%s", red, dtype_name(x->dt),
                     shape_str(x), dtype_name(ind->dt), shape_str(ind)),
-        "T", ct(x), "IT", ct(ind), "NX", lit(numel(x)), "M", lit(prod(ind->dim, 0, q - 1)),
+        "T", ct(x), "IT", ct(ind), "NX", lit(numel(x)), "M", lit(dims_prod(ind->dim, 0, q - 1)),
         "K", lit(k), "COORDS", coords.p, "UPDATE", upd, NULL);
     call_checked(e, ind, fn,
                  strf("%s, %s, %s, %s", ref(e, x), ref(e, ind), ref(e, u), ref(e, y)),
@@ -672,7 +653,7 @@ static void trilu_emit(Emit *e, Node *n)
     const char *fn = kernel(e, n, "move_trilu",
         "DOC", strf("Trilu %s: %s%s", upper ? "upper" : "lower", dtype_name(x->dt),
                     shape_str(x)),
-        "T", ct(x), "BATCH", lit(prod(x->dim, 0, r - 2)), "N", lit(rows), "M", M,
+        "T", ct(x), "BATCH", lit(dims_prod(x->dim, 0, r - 2)), "N", lit(rows), "M", M,
         "PLUS1", upper ? "" : " + 1", "ROW", row, NULL);
     const char *karg = !k ? "0" : k->data ? lit(value_get_i(k, 0)) : strf("%s[0]", ref(e, k));
     stmt(e, "%s(%s, %s, %s);", fn, ref(e, x), karg, ref(e, y));
@@ -690,25 +671,13 @@ static int onehot_axis(Node *n)
     return (int)(axis < 0 ? axis + r + 1 : axis);
 }
 
-/* A value read as a C number: 16-bit floats converted. */
-static const char *load_num(Emit *e, DType t, const char *x)
-{
-    if (t == DT_FLOAT16 || t == DT_BFLOAT16) {
-        helper(e, "half");
-        return strf("%s(%s)", t == DT_FLOAT16 ? "mlbc_h2f" : "mlbc_bf2f", x);
-    }
-    return x;
-}
-
-static int is_floatish(DType t) { return dtype_is_float(t) || is_half(t); }
-
 static void onehot_infer(Node *n)
 {
     need_inputs(n, 3, 3);
     Value *ind = n->in[0], *depth = n->in[1], *vals = n->in[2];
-    if (!dtype_is_int(ind->dt) && !is_floatish(ind->dt))
+    if (!dtype_is_int(ind->dt) && !dtype_is_floatish(ind->dt))
         node_die(n, "indices '%s' must be numeric, not %s", ind->name, dtype_name(ind->dt));
-    if (!dtype_is_int(depth->dt) && !is_floatish(depth->dt))
+    if (!dtype_is_int(depth->dt) && !dtype_is_floatish(depth->dt))
         node_die(n, "depth '%s' must be numeric, not %s", depth->name, dtype_name(depth->dt));
     need_scalar(n, depth, "depth");
     need_movable(n, vals);
@@ -742,23 +711,25 @@ static void onehot_emit(Emit *e, Node *n)
 {
     Value *ind = n->in[0], *depth = n->in[1], *vals = n->in[2], *y = n->out[0];
     int a = onehot_axis(n);
-    int64_t D = y->dim[a], inner = prod(ind->dim, a, ind->rank);
+    int64_t D = y->dim[a], inner = dims_prod(ind->dim, a, ind->rank);
     if (!depth->data) {
-        const char *d = load_num(e, depth->dt, strf("%s[0]", ref(e, depth)));
-        if (is_floatish(depth->dt))
+        half_helper(e, depth->dt);
+        const char *d = load_elem(depth->dt, strf("%s[0]", ref(e, depth)));
+        if (dtype_is_floatish(depth->dt))
             check(e, strf("%s >= %s && %s < %s", d, lit(D), d, lit(D + 1)),
                   "OneHot depth disagrees with the declared output shape");
         else
             check(e, strf("%s == %s", d, lit(D)),
                   "OneHot depth disagrees with the declared output shape");
     }
-    int fl = is_floatish(ind->dt);
-    const char *src = load_num(e, ind->dt, strf("ind[o * %s + i]", lit(inner)));
+    int fl = dtype_is_floatish(ind->dt);
+    half_helper(e, ind->dt);
+    const char *src = load_elem(ind->dt, strf("ind[o * %s + i]", lit(inner)));
     const char *fn = kernel(e, n, "move_onehot",
         "DOC", strf("OneHot axis %d, depth %lld: %s%s -> %s%s", a, (long long)D,
                     dtype_name(ind->dt), shape_str(ind), dtype_name(y->dt), shape_str(y)),
         "T", ct(vals), "IT", ct(ind), "NY", lit(numel(y)),
-        "OUTER", lit(prod(ind->dim, 0, a)), "INNER", lit(inner), "DEPTH", lit(D),
+        "OUTER", lit(dims_prod(ind->dim, 0, a)), "INNER", lit(inner), "DEPTH", lit(D),
         "VT", fl ? "double" : "long long",
         "LOAD", strf(fl ? "(double)%s" : "(long long)%s", src), NULL);
     stmt(e, "%s(%s, %s, %s);", fn, ref(e, ind), ref(e, vals), ref(e, y));
@@ -799,31 +770,12 @@ static void reverse_sequence_emit(Emit *e, Node *n)
         "DOC", strf("ReverseSequence batch axis %d, time axis %d: %s%s", ba, ta,
                     dtype_name(x->dt), shape_str(x)),
         "T", ct(x), "IT", ct(lens), "B", lit(x->dim[ba]), "TT", lit(x->dim[ta]),
-        "BS", lit(xs[ba]), "TS", lit(xs[ta]), "INNER", lit(prod(x->dim, 2, x->rank)), NULL);
+        "BS", lit(xs[ba]), "TS", lit(xs[ta]), "INNER", lit(dims_prod(x->dim, 2, x->rank)), NULL);
     call_checked(e, lens, fn, strf("%s, %s, %s", ref(e, x), ref(e, lens), ref(e, y)),
                  "ReverseSequence length out of range");
 }
 
 /* ---- Compress ---- */
-
-/* x viewed as [outer, size, inner] around the axis (flattened without one); returns the
- * axis or -1. */
-static int compress_view(Node *n, int64_t *outer, int64_t *size, int64_t *inner)
-{
-    Value *x = n->in[0];
-    if (!attr(n, "axis")) {
-        *outer = *inner = 1;
-        *size = numel(x);
-        return -1;
-    }
-    if (x->rank < 1)
-        node_die(n, "input '%s' must have rank >= 1 to compress along an axis", x->name);
-    int a = norm_axis(n, attr_int(n, "axis", 0), x->rank);
-    *outer = prod(x->dim, 0, a);
-    *size = x->dim[a];
-    *inner = prod(x->dim, a + 1, x->rank);
-    return a;
-}
 
 static void compress_infer(Node *n)
 {
@@ -833,7 +785,7 @@ static void compress_infer(Node *n)
     if (c->dt != DT_BOOL || c->rank != 1)
         node_die(n, "condition '%s' must be a 1-D bool tensor", c->name);
     int64_t outer, size, inner;
-    int a = compress_view(n, &outer, &size, &inner);
+    int a = axis_view(n, "to compress along an axis", &outer, &size, &inner);
     int64_t dim[MLBC_MAX_RANK];
     int r = a < 0 ? 1 : x->rank;
     int ax = a < 0 ? 0 : a;
@@ -869,7 +821,7 @@ static void compress_emit(Emit *e, Node *n)
 {
     Value *x = n->in[0], *c = n->in[1], *y = n->out[0];
     int64_t outer, size, inner;
-    int a = compress_view(n, &outer, &size, &inner);
+    int a = axis_view(n, "to compress along an axis", &outer, &size, &inner);
     int64_t nc = numel(c);
     const char *fn = kernel(e, n, "move_compress",
         "DOC", strf("Compress axis %d: %s%s -> %s", a, dtype_name(x->dt), shape_str(x),

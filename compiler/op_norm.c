@@ -14,60 +14,6 @@
 
 #define CHUNK 256 /* LRN: spatial positions accumulated at once (a local array) */
 
-static int is16(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
-static int is_floaty(DType t) { return dtype_is_float(t) || is16(t); }
-
-static const char *load(DType t, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_h2f(%s)", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_bf2f(%s)", x);
-    return x;
-}
-
-static const char *store(DType t, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_f2h((float)(%s))", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_f2bf((float)(%s))", x);
-    return strf("(%s)(%s)", dtype_ctype(t), x);
-}
-
-/* Store X, of computation type C, into element type T (no cast if the same). */
-static const char *store_from(DType t, DType c, const char *x)
-{
-    return t == c ? x : store(t, x);
-}
-
-static const char *flit(double x, DType c)
-{
-    char s[40];
-    snprintf(s, sizeof s, c == DT_DOUBLE ? "%.17g" : "%.9g", x);
-    const char *v = strpbrk(s, ".e") ? s : strf("%s.0", s);
-    return c == DT_DOUBLE ? strf("%s", v) : strf("%sf", v);
-}
-
-static const char *msfx(DType c) { return c == DT_DOUBLE ? "" : "f"; }
-
-static void need_floaty(Node *n, const Value *v)
-{
-    if (!is_floaty(v->dt))
-        node_die(n, "input '%s' has element type %s; this op needs a float type", v->name,
-                 dtype_name(v->dt));
-}
-
-static void line(Buf *b, int ind, const char *fmt, ...)
-{
-    va_list ap;
-    char s[2048];
-    va_start(ap, fmt);
-    vsnprintf(s, sizeof s, fmt, ap);
-    va_end(ap);
-    buf_printf(b, "%*s%s\n", 4 * ind, "", s);
-}
-
 static int lanes(int64_t K, DType c)
 {
     return K >= 32 ? (c == DT_DOUBLE ? 4 : 8) : K >= 8 ? 4 : 1;
@@ -147,43 +93,43 @@ static void sum_pass(Buf *b, int ind, const Grp *g, int ng, int inner, int L, co
 {
     DType tx = p->x->dt;
     const char *C = dtype_ctype(p->calc);
-    line(b, ind, "for (j = 0; j < %d; j++)", L);
-    line(b, ind + 1, "acc[j] = 0;");
+    buf_line(b, ind, "for (j = 0; j < %d; j++)", L);
+    buf_line(b, ind + 1, "acc[j] = 0;");
     for (int i = 0; i < ng; i++)
         if (g[i].red && i != inner) {
-            line(b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
+            buf_line(b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
             ind++;
         }
     const char *base = offset(g, ng, OP_X, -1, inner);
     const char *term = !strcmp(what, "mean") ? "v" : "(v - mean) * (v - mean)";
     if (inner < 0) {
-        line(b, ind, "{");
-        line(b, ind + 1, "const %s v = %s;", C, load(tx, strf("x[%s]", base)));
-        line(b, ind + 1, "acc[0] += %s;", term);
-        line(b, ind, "}");
+        buf_line(b, ind, "{");
+        buf_line(b, ind + 1, "const %s v = %s;", C, load_elem(tx, strf("x[%s]", base)));
+        buf_line(b, ind + 1, "acc[0] += %s;", term);
+        buf_line(b, ind, "}");
     } else {
         int64_t K = g[inner].n, KM = K - K % L;
         if (KM && L > 1) {
-            line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
-            line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
-            line(b, ind + 2, "const %s v = %s;", C, load(tx, strf("x[%s + k + j]", base)));
-            line(b, ind + 2, "acc[j] += %s;", term);
-            line(b, ind + 1, "}");
+            buf_line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
+            buf_line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
+            buf_line(b, ind + 2, "const %s v = %s;", C, load_elem(tx, strf("x[%s + k + j]", base)));
+            buf_line(b, ind + 2, "acc[j] += %s;", term);
+            buf_line(b, ind + 1, "}");
         }
         if (K % L || (KM && L == 1)) {
-            line(b, ind, "for (k = %s; k < %s; k++) {", lit(L > 1 ? KM : 0), lit(K));
-            line(b, ind + 1, "const %s v = %s;", C, load(tx, strf("x[%s + k]", base)));
-            line(b, ind + 1, "acc[0] += %s;", term);
-            line(b, ind, "}");
+            buf_line(b, ind, "for (k = %s; k < %s; k++) {", lit(L > 1 ? KM : 0), lit(K));
+            buf_line(b, ind + 1, "const %s v = %s;", C, load_elem(tx, strf("x[%s + k]", base)));
+            buf_line(b, ind + 1, "acc[0] += %s;", term);
+            buf_line(b, ind, "}");
         }
     }
     for (int i = 0; i < ng; i++)
         if (g[i].red && i != inner)
-            line(b, --ind, "}");
+            buf_line(b, --ind, "}");
     if (L > 1) {
-        line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
-        line(b, ind + 1, "for (j = 0; j < w; j++)");
-        line(b, ind + 2, "acc[j] += acc[j + w];");
+        buf_line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
+        buf_line(b, ind + 1, "for (j = 0; j < w; j++)");
+        buf_line(b, ind + 2, "acc[j] += acc[j + w];");
     }
 }
 
@@ -197,61 +143,62 @@ static const char *gen_norm(const Norm *p, int64_t count)
     DType C = p->calc;
     const char *CT = dtype_ctype(C);
     Buf b = {0}, decl = {0};
-    line(&b, 1, "%s acc[%d], mean, var, inv;", CT, L);
+    buf_line(&b, 1, "%s acc[%d], mean, var, inv;", CT, L);
     for (int i = 0; i < ng; i++)
         if (i != inner)
             buf_printf(&decl, "%si%d", decl.len ? ", " : "", i);
     if (inner >= 0)
         buf_printf(&decl, "%sk", decl.len ? ", " : "");
     if (decl.len)
-        line(&b, 1, "long %s;", decl.p);
-    line(&b, 1, "int j%s;", L > 1 ? ", w" : "");
+        buf_line(&b, 1, "long %s;", decl.p);
+    buf_line(&b, 1, "int j%s;", L > 1 ? ", w" : "");
     int ind = 1;
     for (int i = 0; i < ng; i++)
         if (!g[i].red) {
-            line(&b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
+            buf_line(&b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
             ind++;
         }
-    const char *cnt = flit((double)count, C);
+    const char *cnt = float_lit((double)count, C);
     sum_pass(&b, ind, g, ng, inner, L, p, "mean");
-    line(&b, ind, "mean = acc[0] / %s;", cnt);
+    buf_line(&b, ind, "mean = acc[0] / %s;", cnt);
     sum_pass(&b, ind, g, ng, inner, L, p, "var");
-    line(&b, ind, "var = acc[0] / %s;", cnt);
+    buf_line(&b, ind, "var = acc[0] / %s;", cnt);
     if (p->eps_outside)
-        line(&b, ind, "inv = 1 / (sqrt%s(var) + %s);", msfx(C), flit(p->eps, C));
+        buf_line(&b, ind, "inv = 1 / (sqrt%s(var) + %s);", libm_sfx(C), float_lit(p->eps, C));
     else
-        line(&b, ind, "inv = 1 / sqrt%s(var + %s);", msfx(C), flit(p->eps, C));
+        buf_line(&b, ind, "inv = 1 / sqrt%s(var + %s);", libm_sfx(C), float_lit(p->eps, C));
     if (p->mean)
-        line(&b, ind, "mean_out[%s] = %s;", offset(g, ng, OP_STAT, 0, -1),
-             store_from(p->mean->dt, C, "mean"));
+        buf_line(&b, ind, "mean_out[%s] = %s;", offset(g, ng, OP_STAT, 0, -1),
+             store_as(p->mean->dt, C, "mean"));
     if (p->inv)
-        line(&b, ind, "inv_out[%s] = %s;", offset(g, ng, OP_STAT, 0, -1),
-             store_from(p->inv->dt, C, "inv"));
+        buf_line(&b, ind, "inv_out[%s] = %s;", offset(g, ng, OP_STAT, 0, -1),
+             store_as(p->inv->dt, C, "inv"));
     /* Pass 3: y over the group's elements. */
     for (int i = 0; i < ng; i++)
         if (g[i].red && i != inner) {
-            line(&b, ind, "for (i%d = 0; i%d < %s; i%d++)", i, i, lit(g[i].n), i);
+            buf_line(&b, ind, "for (i%d = 0; i%d < %s; i%d++)", i, i, lit(g[i].n), i);
             ind++;
         }
     int close = 0;
     if (inner >= 0) {
-        line(&b, ind, "for (k = 0; k < %s; k++)", lit(g[inner].n));
+        buf_line(&b, ind, "for (k = 0; k < %s; k++)", lit(g[inner].n));
         ind++;
         close = 1;
     }
-    const char *v = strf("(%s - mean) * inv", load(p->x->dt, strf("x[%s]", at(g, ng, OP_X, inner))));
+    const char *v = strf("(%s - mean) * inv",
+                         load_elem(p->x->dt, strf("x[%s]", at(g, ng, OP_X, inner))));
     if (p->scale)
-        v = strf("%s * %s", v, load(p->scale->dt, strf("scale[%s]", at(g, ng, OP_S, inner))));
+        v = strf("%s * %s", v, load_elem(p->scale->dt, strf("scale[%s]", at(g, ng, OP_S, inner))));
     if (p->bias)
-        v = strf("%s + %s", v, load(p->bias->dt, strf("bias[%s]", at(g, ng, OP_B, inner))));
-    line(&b, ind, "y[%s] = %s;", at(g, ng, OP_X, inner), store_from(p->y->dt, C, v));
+        v = strf("%s + %s", v, load_elem(p->bias->dt, strf("bias[%s]", at(g, ng, OP_B, inner))));
+    buf_line(&b, ind, "y[%s] = %s;", at(g, ng, OP_X, inner), store_as(p->y->dt, C, v));
     ind -= close;
     for (int i = 0; i < ng; i++)
         if (g[i].red && i != inner)
             ind--;
     for (int i = 0; i < ng; i++)
         if (!g[i].red)
-            line(&b, --ind, "}");
+            buf_line(&b, --ind, "}");
     return b.p;
 }
 
@@ -289,9 +236,9 @@ static void emit_norm(Emit *e, Node *n, Norm *p, const char *doc)
         buf_printf(&params, ", %s *restrict inv_out", dtype_ctype(p->inv->dt));
         buf_printf(&args, ", %s", ref(e, p->inv));
     }
-    int h = is16(x->dt) || is16(p->y->dt);
-    h |= p->scale && is16(p->scale->dt);
-    h |= p->bias && is16(p->bias->dt);
+    int h = dtype_is_half(x->dt) || dtype_is_half(p->y->dt);
+    h |= p->scale && dtype_is_half(p->scale->dt);
+    h |= p->bias && dtype_is_half(p->bias->dt);
     if (h)
         helper(e, "half");
     const char *fn = kernel(e, n, "norm", "DOC", doc, "PARAMS", params.p,
@@ -314,7 +261,7 @@ static void layernorm_infer(Node *n)
     Value *x = input(n, 0), *s = input(n, 1), *b = input(n, 2);
     if (!x || !s || n->nin > 3)
         node_die(n, "takes inputs X, Scale and optional B");
-    need_floaty(n, x);
+    need_floatish(n, x);
     need_same_type(n, x, s);
     if (b)
         need_same_type(n, x, b);
@@ -363,7 +310,7 @@ static void instnorm_infer(Node *n)
     Value *x = input(n, 0), *s = input(n, 1), *b = input(n, 2);
     if (!x || !s || !b || n->nin != 3)
         node_die(n, "takes 3 inputs (input, scale, B)");
-    need_floaty(n, x);
+    need_floatish(n, x);
     need_same_type(n, x, s);
     need_same_type(n, x, b);
     if (x->rank < 3)
@@ -385,7 +332,7 @@ static void instnorm_emit(Emit *e, Node *n)
         p.mask |= 1ul << i;
     p.st[OP_S][1] = p.st[OP_B][1] = 1;
     p.eps = attr_float(n, "epsilon", 1e-5);
-    p.calc = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    p.calc = calc_type(x->dt);
     emit_norm(e, n, &p, strf("InstanceNormalization of %s%s, epsilon %g", dtype_name(x->dt),
                              shape_str(x), p.eps));
 }
@@ -412,7 +359,7 @@ static void mvn_infer(Node *n)
     Value *x = input(n, 0);
     if (!x || n->nin != 1)
         node_die(n, "takes exactly 1 input");
-    need_floaty(n, x);
+    need_floatish(n, x);
     mvn_mask(n);
     copy_shape(n, 0, x, DT_UNDEF);
 }
@@ -426,7 +373,7 @@ static void mvn_emit(Emit *e, Node *n)
     p.mask = mvn_mask(n);
     p.eps = 1e-9;
     p.eps_outside = 1;
-    p.calc = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    p.calc = calc_type(x->dt);
     emit_norm(e, n, &p, strf("MeanVarianceNormalization of %s%s: (x - mean) / (std + 1e-9)",
                              dtype_name(x->dt), shape_str(x)));
 }
@@ -443,7 +390,7 @@ static void bn_infer(Node *n)
     for (int i = 1; i < 5; i++)
         if (!n->in[i])
             node_die(n, "input %d is required", i);
-    need_floaty(n, x);
+    need_floatish(n, x);
     if (x->rank < 2)
         node_die(n, "X must have rank >= 2 (N x C ...), got %s", shape_str(x));
     if (n->opset < 9 && !attr_int(n, "spatial", 1))
@@ -451,7 +398,7 @@ static void bn_infer(Node *n)
     int64_t C = x->dim[1];
     for (int i = 1; i < 5; i++) {
         Value *v = n->in[i];
-        need_floaty(n, v);
+        need_floatish(n, v);
         if (v->rank != 1 || v->dim[0] != C)
             node_die(n, "input '%s' must have shape [C] = [%lld], not %s", v->name,
                      (long long)C, shape_str(v));
@@ -477,25 +424,25 @@ static void bn_emit(Emit *e, Node *n)
     if (!numel(x))
         return;
     int64_t N = x->dim[0], C = x->dim[1], S = numel_dims(x->rank - 2, x->dim + 2);
-    DType c = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    DType c = calc_type(x->dt);
     const char *CT = dtype_ctype(c);
     DType ts = n->in[1]->dt, tm = n->in[3]->dt;
     double eps = attr_float(n, "epsilon", 1e-5);
-    if (is16(x->dt) || is16(ts) || is16(tm))
+    if (dtype_is_half(x->dt) || dtype_is_half(ts) || dtype_is_half(tm))
         helper(e, "half");
-    const char *scale = strf("(%s)%s", CT, load(ts, "scale[c]"));
-    const char *bias = strf("(%s)%s", CT, load(ts, "bias[c]"));
-    const char *loadx = load(x->dt, "xr[i]");
+    const char *scale = strf("(%s)%s", CT, load_elem(ts, "scale[c]"));
+    const char *bias = strf("(%s)%s", CT, load_elem(ts, "bias[c]"));
+    const char *loadx = load_elem(x->dt, "xr[i]");
     const char *fn;
     if (!bn_training(n)) {
         fn = kernel(e, n, "norm_batch",
             "DOC", strf("BatchNormalization (inference) of %s%s, epsilon %g", dtype_name(x->dt),
                         shape_str(x), eps),
             "TX", dtype_ctype(x->dt), "TS", dtype_ctype(ts), "TM", dtype_ctype(tm), "CT", CT,
-            "SFX", msfx(c), "N", lit(N), "C", lit(C), "S", lit(S),
-            "SCALE", scale, "VAR", strf("(%s)%s", CT, load(tm, "var[c]")),
-            "EPS", flit(eps, c), "MEAN", strf("(%s)%s", CT, load(tm, "mean[c]")),
-            "BIAS", bias, "STORE", store(x->dt, strf("(%s - m) * a + b", loadx)), NULL);
+            "SFX", libm_sfx(c), "N", lit(N), "C", lit(C), "S", lit(S),
+            "SCALE", scale, "VAR", strf("(%s)%s", CT, load_elem(tm, "var[c]")),
+            "EPS", float_lit(eps, c), "MEAN", strf("(%s)%s", CT, load_elem(tm, "mean[c]")),
+            "BIAS", bias, "STORE", store_elem(x->dt, strf("(%s - m) * a + b", loadx)), NULL);
         stmt(e, "%s(%s, %s, %s, %s, %s, %s);", fn, ref(e, x), ref(e, n->in[1]),
              ref(e, n->in[2]), ref(e, n->in[3]), ref(e, n->in[4]), ref(e, y));
         return;
@@ -505,14 +452,14 @@ static void bn_emit(Emit *e, Node *n)
     Buf running = {0};
     if (rm)
         buf_printf(&running, "        run_mean[c] = %s;\n",
-                   store(tm, strf("(%s)%s * %s + bm * %s", CT, load(tm, "mean[c]"),
-                                  flit(mom, c), flit(1 - mom, c))));
+                   store_elem(tm, strf("(%s)%s * %s + bm * %s", CT, load_elem(tm, "mean[c]"),
+                                  float_lit(mom, c), float_lit(1 - mom, c))));
     else
         buf_puts(&running, "        (void)run_mean;\n");
     if (rv)
         buf_printf(&running, "        run_var[c] = %s;\n",
-                   store(tm, strf("(%s)%s * %s + bv * %s", CT, load(tm, "var[c]"),
-                                  flit(mom, c), flit(1 - mom, c))));
+                   store_elem(tm, strf("(%s)%s * %s + bv * %s", CT, load_elem(tm, "var[c]"),
+                                  float_lit(mom, c), float_lit(1 - mom, c))));
     else
         buf_puts(&running, "        (void)run_var;\n");
     if (!rm || !rv)
@@ -522,11 +469,11 @@ static void bn_emit(Emit *e, Node *n)
         "DOC", strf("BatchNormalization (training) of %s%s, epsilon %g, momentum %g",
                     dtype_name(x->dt), shape_str(x), eps, mom),
         "TX", dtype_ctype(x->dt), "TS", dtype_ctype(ts), "TM", dtype_ctype(tm), "CT", CT,
-        "SFX", msfx(c), "N", lit(N), "C", lit(C), "S", lit(S), "L", strf("%d", L),
-        "SM", lit(S - S % L), "CNT", flit((double)(N * S), c),
-        "LOADIJ", load(x->dt, "xr[i + j]"), "LOADI", load(x->dt, "xr[i]"),
-        "SCALE", scale, "EPS", flit(eps, c), "BIAS", bias,
-        "STORE", store(x->dt, strf("(%s - bm) * a + b", loadx)), "RUNNING", running.p, NULL);
+        "SFX", libm_sfx(c), "N", lit(N), "C", lit(C), "S", lit(S), "L", strf("%d", L),
+        "SM", lit(S - S % L), "CNT", float_lit((double)(N * S), c),
+        "LOADIJ", load_elem(x->dt, "xr[i + j]"), "LOADI", load_elem(x->dt, "xr[i]"),
+        "SCALE", scale, "EPS", float_lit(eps, c), "BIAS", bias,
+        "STORE", store_elem(x->dt, strf("(%s - bm) * a + b", loadx)), "RUNNING", running.p, NULL);
     /* An omitted running output still needs a pointer: y stands in (never written). */
     stmt(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s);", fn, ref(e, x), ref(e, n->in[1]),
          ref(e, n->in[2]), ref(e, n->in[3]), ref(e, n->in[4]), ref(e, y),
@@ -540,7 +487,7 @@ static void lrn_infer(Node *n)
     Value *x = input(n, 0);
     if (!x || n->nin != 1)
         node_die(n, "takes exactly 1 input");
-    need_floaty(n, x);
+    need_floatish(n, x);
     if (x->rank < 2)
         node_die(n, "X must have rank >= 2 (N x C ...), got %s", shape_str(x));
     if (attr_int(n, "size", 0) <= 0)
@@ -557,20 +504,19 @@ static void lrn_emit(Emit *e, Node *n)
     int64_t size = attr_int(n, "size", 1);
     double alpha = attr_float(n, "alpha", 1e-4), beta = attr_float(n, "beta", 0.75);
     double bias = attr_float(n, "bias", 1.0);
-    DType c = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    DType c = calc_type(x->dt);
     int64_t CH = S < CHUNK ? S : CHUNK;
-    if (is16(x->dt))
-        helper(e, "half");
-    const char *xc = load(x->dt, strf("x[(n * %s + c) * %s + s0 + j]", lit(C), lit(S)));
+    half_helper(e, x->dt);
+    const char *xc = load_elem(x->dt, strf("x[(n * %s + c) * %s + s0 + j]", lit(C), lit(S)));
     const char *fn = kernel(e, n, "norm_lrn",
         "DOC", strf("LRN of %s%s, size %lld, alpha %g, beta %g, bias %g", dtype_name(x->dt),
                     shape_str(x), (long long)size, alpha, beta, bias),
         "TX", dtype_ctype(x->dt), "CT", dtype_ctype(c), "N", lit(N), "C", lit(C),
         "S", lit(S), "CH", lit(CH), "LO", lit((size - 1) / 2), "HI", lit(size / 2),
-        "LOADR", load(x->dt, "xr[j]"),
-        "STORE", store(x->dt, strf("%s / pow%s(%s + %s * acc[j], %s)", xc, msfx(c),
-                                   flit(bias, c), flit(alpha / (double)size, c),
-                                   flit(beta, c))), NULL);
+        "LOADR", load_elem(x->dt, "xr[j]"),
+        "STORE", store_elem(x->dt, strf("%s / pow%s(%s + %s * acc[j], %s)", xc, libm_sfx(c),
+                                   float_lit(bias, c), float_lit(alpha / (double)size, c),
+                                   float_lit(beta, c))), NULL);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }
 

@@ -30,29 +30,6 @@ static int pool_kind(const Node *n)
     return P_LP;
 }
 
-static int is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
-
-/* Computation type: float for the 16-bit floats, else the element type. */
-static DType acc_type(DType t) { return is_half(t) ? DT_FLOAT : t; }
-
-static const char *load(DType t, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_h2f(%s)", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_bf2f(%s)", x);
-    return x;
-}
-
-static const char *store(DType t, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_f2h(%s)", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_f2bf(%s)", x);
-    return strf("(%s)(%s)", dtype_ctype(t), x);
-}
-
 /* The identity of max in the computation type. */
 static const char *lowest(DType t)
 {
@@ -65,8 +42,6 @@ static const char *lowest(DType t)
     default: return "-INFINITY";
     }
 }
-
-static const char *fsuffix(DType t) { return t == DT_DOUBLE ? "" : "f"; }
 
 static void need_pool_type(Node *n, const Value *x, int kind)
 {
@@ -187,19 +162,6 @@ static void pool_infer(Node *n)
 
 /* ---- emission ---- */
 
-static void line(Buf *b, int ind, const char *fmt, ...)
-{
-    for (int i = 0; i < ind; i++)
-        buf_puts(b, "    ");
-    va_list ap;
-    va_start(ap, fmt);
-    char s[1024];
-    vsnprintf(s, sizeof s, fmt, ap);
-    va_end(ap);
-    buf_puts(b, s);
-    buf_puts(b, "\n");
-}
-
 /* "v * c", or "v" when c is 1. */
 static const char *times(const char *v, int64_t c)
 {
@@ -237,8 +199,8 @@ static void pool_emit(Emit *e, Node *n)
     PoolGeom g;
     pool_geom(n, x, &g);
     int r = g.r, l = r - 1;
-    DType t = x->dt, at = acc_type(t);
-    const char *T = dtype_ctype(t), *A = dtype_ctype(at), *sf = fsuffix(at);
+    DType t = x->dt, at = calc_type(t);
+    const char *T = dtype_ctype(t), *A = dtype_ctype(at), *sf = libm_sfx(at);
     int colmajor = ind && attr_int(n, "storage_order", 0) == 1;
     int include_pad = kind == P_AVG && attr_int(n, "count_include_pad", 0);
     double p = kind == P_LP ? lp_p(n) : 0;
@@ -258,33 +220,34 @@ static void pool_emit(Emit *e, Node *n)
     int64_t nc = x->dim[0] * x->dim[1], OL = g.O[l];
 
     Buf b = {0};
-    line(&b, 1, "for (long c = 0; c < %s; c++) {", lit(nc));
-    line(&b, 2, "const %s *restrict xc = x + c * %s;", T, lit(xplane));
-    line(&b, 2, "%s *restrict yc = y + c * %s;", T, lit(yplane));
+    buf_line(&b, 1, "for (long c = 0; c < %s; c++) {", lit(nc));
+    buf_line(&b, 2, "const %s *restrict xc = x + c * %s;", T, lit(xplane));
+    buf_line(&b, 2, "%s *restrict yc = y + c * %s;", T, lit(yplane));
     int d = 2;
     for (int a = 0; a < l; a++) {
-        line(&b, d, "for (long o%d = 0; o%d < %s; o%d++) {", a, a, lit(g.O[a]), a);
+        buf_line(&b, d, "for (long o%d = 0; o%d < %s; o%d++) {", a, a, lit(g.O[a]), a);
         d++;
         const char *sv = strf("s%d", a);
-        line(&b, d, "const long %s = %s;", sv, plus(times(strf("o%d", a), g.S[a]), -g.PB[a]));
-        line(&b, d, "const long lo%d = %s < 0 ? %s : 0;", a, sv,
+        buf_line(&b, d, "const long %s = %s;", sv, plus(times(strf("o%d", a), g.S[a]), -g.PB[a]));
+        buf_line(&b, d, "const long lo%d = %s < 0 ? %s : 0;", a, sv,
              over(plus(strf("-%s", sv), g.D[a] - 1), g.D[a]));
-        line(&b, d, "const long e%d = %s;", a,
+        buf_line(&b, d, "const long e%d = %s;", a,
              over(strf("%s - %s", lit(g.L[a] + g.D[a] - 1), sv), g.D[a]));
-        line(&b, d, "const long hi%d = e%d < %s ? e%d : %s;", a, a, lit(g.K[a]), a, lit(g.K[a]));
+        buf_line(&b, d, "const long hi%d = e%d < %s ? e%d : %s;", a, a, lit(g.K[a]), a,
+                 lit(g.K[a]));
     }
-    line(&b, d, "%s acc[%s];", A, lit(OL));
+    buf_line(&b, d, "%s acc[%s];", A, lit(OL));
     if (ind)
-        line(&b, d, "int64_t ia[%s];", lit(OL));
-    line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
-    line(&b, d + 1, "acc[o] = %s;", kind == P_MAX ? lowest(at) : "0");
+        buf_line(&b, d, "int64_t ia[%s];", lit(OL));
+    buf_line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
+    buf_line(&b, d + 1, "acc[o] = %s;", kind == P_MAX ? lowest(at) : "0");
     if (ind) {
-        line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
-        line(&b, d + 1, "ia[o] = 0;");
+        buf_line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
+        buf_line(&b, d + 1, "ia[o] = 0;");
     }
     int dk = d;
     for (int a = 0; a < l; a++) {
-        line(&b, dk, "for (long k%d = lo%d; k%d < hi%d; k%d++) {", a, a, a, a, a);
+        buf_line(&b, dk, "for (long k%d = lo%d; k%d < hi%d; k%d++) {", a, a, a, a, a);
         dk++;
     }
     Buf xoff = {0}, ioff = {0};
@@ -296,64 +259,65 @@ static void pool_emit(Emit *e, Node *n)
     }
     if (!xoff.p)
         buf_puts(&xoff, "0");
-    line(&b, dk, "const %s *restrict xr = xc + %s;", T, xoff.p);
+    buf_line(&b, dk, "const %s *restrict xr = xc + %s;", T, xoff.p);
     if (ind)
-        line(&b, dk, "const int64_t ib = %s;", ioff.p);
-    line(&b, dk, "for (long kl = 0; kl < %s; kl++) {", lit(g.K[l]));
+        buf_line(&b, dk, "const int64_t ib = %s;", ioff.p);
+    buf_line(&b, dk, "for (long kl = 0; kl < %s; kl++) {", lit(g.K[l]));
     dk++;
-    line(&b, dk, "const long off = %s;", plus(times("kl", g.D[l]), -g.PB[l]));
-    line(&b, dk, "const long olo = off < 0 ? %s : 0;", over(plus("-off", g.S[l] - 1), g.S[l]));
-    line(&b, dk, "const long oe = %s;", over(strf("%s - off", lit(g.L[l] + g.S[l] - 1)), g.S[l]));
-    line(&b, dk, "const long ohi = oe < %s ? oe : %s;", lit(OL), lit(OL));
+    buf_line(&b, dk, "const long off = %s;", plus(times("kl", g.D[l]), -g.PB[l]));
+    buf_line(&b, dk, "const long olo = off < 0 ? %s : 0;", over(plus("-off", g.S[l] - 1), g.S[l]));
+    buf_line(&b, dk, "const long oe = %s;",
+             over(strf("%s - off", lit(g.L[l] + g.S[l] - 1)), g.S[l]));
+    buf_line(&b, dk, "const long ohi = oe < %s ? oe : %s;", lit(OL), lit(OL));
     /* Columns in blocks of 8 (an inner loop of constant trip count, which gcc -O2
      * vectorises), then the rest one by one; the update of column u is the same. */
     const char *xi = strf("%s + off", times("u", g.S[l]));
     Buf up = {0};
-    line(&up, 0, "const %s v = %s;", A, load(t, strf("xr[%s]", xi)));
+    buf_line(&up, 0, "const %s v = %s;", A, load_elem(t, strf("xr[%s]", xi)));
     if (kind == P_MAX && ind) {
-        line(&up, 0, "ia[u] = v > acc[u] ? ib + %s : ia[u];", times(strf("(%s)", xi), IS[l]));
-        line(&up, 0, "acc[u] = v > acc[u] ? v : acc[u];");
+        buf_line(&up, 0, "ia[u] = v > acc[u] ? ib + %s : ia[u];", times(strf("(%s)", xi), IS[l]));
+        buf_line(&up, 0, "acc[u] = v > acc[u] ? v : acc[u];");
     } else if (kind == P_MAX) {
-        line(&up, 0, "acc[u] = v > acc[u] ? v : acc[u];");
+        buf_line(&up, 0, "acc[u] = v > acc[u] ? v : acc[u];");
     } else if (kind == P_AVG) {
-        line(&up, 0, "acc[u] += v;");
+        buf_line(&up, 0, "acc[u] += v;");
     } else if (p == 1) {
-        line(&up, 0, "acc[u] += fabs%s(v);", sf);
+        buf_line(&up, 0, "acc[u] += fabs%s(v);", sf);
     } else if (p == 2) {
-        line(&up, 0, "acc[u] += v * v;");
+        buf_line(&up, 0, "acc[u] += v * v;");
     } else {
-        line(&up, 0, "acc[u] += pow%s(fabs%s(v), %.17g);", sf, sf, p);
+        buf_line(&up, 0, "acc[u] += pow%s(fabs%s(v), %.17g);", sf, sf, p);
     }
-    line(&b, dk, "long o = olo;");
+    buf_line(&b, dk, "long o = olo;");
     int blocked = OL >= 8;
     for (int pass = !blocked; pass < 2; pass++) {
         int in = dk + 1 + (pass == 0);
         if (pass == 0) {
-            line(&b, dk, "for (; o + 8 <= ohi; o += 8)");
-            line(&b, dk + 1, "for (long q = 0; q < 8; q++) {");
-            line(&b, in, "const long u = o + q;");
+            buf_line(&b, dk, "for (; o + 8 <= ohi; o += 8)");
+            buf_line(&b, dk + 1, "for (long q = 0; q < 8; q++) {");
+            buf_line(&b, in, "const long u = o + q;");
         } else {
-            line(&b, dk, "for (; o < ohi; o++) {");
-            line(&b, in, "const long u = o;");
+            buf_line(&b, dk, "for (; o < ohi; o++) {");
+            buf_line(&b, in, "const long u = o;");
         }
         for (char *ln = up.p; *ln;) {
             char *nl = strchr(ln, '\n');
-            line(&b, in, "%.*s", (int)(nl - ln), ln);
+            buf_line(&b, in, "%.*s", (int)(nl - ln), ln);
             ln = nl + 1;
         }
-        line(&b, in - 1, "}");
+        buf_line(&b, in - 1, "}");
     }
     for (dk--; dk >= d; dk--)
-        line(&b, dk, "}");
+        buf_line(&b, dk, "}");
     /* Finish the row. */
     Buf yoff = {0};
     for (int a = 0; a < l; a++)
         buf_printf(&yoff, "%s%s", a ? " + " : "", times(strf("o%d", a), YS[a]));
     if (!yoff.p)
         buf_puts(&yoff, "0");
-    line(&b, d, "%s *restrict yr = yc + %s;", T, yoff.p);
+    buf_line(&b, d, "%s *restrict yr = yc + %s;", T, yoff.p);
     if (ind)
-        line(&b, d, "int64_t *restrict ir = ind + c * %s + (%s);", lit(yplane), yoff.p);
+        buf_line(&b, d, "int64_t *restrict ir = ind + c * %s + (%s);", lit(yplane), yoff.p);
     const char *res = "acc[o]";
     if (kind == P_AVG) {
         helper(e, "pool_taps");
@@ -366,32 +330,31 @@ static void pool_emit(Emit *e, Node *n)
             else
                 buf_printf(&cnt, " * (hi%d > lo%d ? hi%d - lo%d : 0)", a, a, a, a);
         }
-        line(&b, d, "const long nrow = %s;", cnt.p);
-        line(&b, d, "for (long o = 0; o < %s; o++) {", lit(OL));
+        buf_line(&b, d, "const long nrow = %s;", cnt.p);
+        buf_line(&b, d, "for (long o = 0; o < %s; o++) {", lit(OL));
         if (include_pad)
-            line(&b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
+            buf_line(&b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
                  times("o", g.S[l]), lit(g.L[l] + g.PB[l] + g.PE[l]), lit(g.K[l]), lit(g.D[l]));
         else
-            line(&b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
+            buf_line(&b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
                  plus(times("o", g.S[l]), -g.PB[l]), lit(g.L[l]), lit(g.K[l]), lit(g.D[l]));
-        line(&b, d + 1, "yr[o] = %s;", store(t, strf("n ? acc[o] / (%s)n : 0", A)));
-        line(&b, d, "}");
+        buf_line(&b, d + 1, "yr[o] = %s;", store_elem(t, strf("n ? acc[o] / (%s)n : 0", A)));
+        buf_line(&b, d, "}");
     } else {
         if (kind == P_LP)
             res = p == 1 ? "acc[o]" : p == 2 ? strf("sqrt%s(acc[o])", sf)
                                              : strf("pow%s(acc[o], %.17g)", sf, 1 / p);
-        line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
-        line(&b, d + 1, "yr[o] = %s;", store(t, res));
+        buf_line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
+        buf_line(&b, d + 1, "yr[o] = %s;", store_elem(t, res));
         if (ind) {
-            line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
-            line(&b, d + 1, "ir[o] = ia[o];");
+            buf_line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
+            buf_line(&b, d + 1, "ir[o] = ia[o];");
         }
     }
     for (d--; d >= 1; d--)
-        line(&b, d, "}");
+        buf_line(&b, d, "}");
 
-    if (is_half(t))
-        helper(e, "half");
+    half_helper(e, t);
     const char *params = strf("const %s *restrict x, %s *restrict y%s", T, T,
                               ind ? ", int64_t *restrict ind" : "");
     const char *what = kind == P_LP ? strf("LpPool p=%g", p) : n->op;
@@ -438,18 +401,18 @@ static void global_emit(Emit *e, Node *n)
 {
     Value *x = n->in[0], *y = n->out[0];
     int kind = pool_kind(n);
-    DType t = x->dt, at = acc_type(t);
-    const char *A = dtype_ctype(at), *sf = fsuffix(at);
+    DType t = x->dt, at = calc_type(t);
+    const char *A = dtype_ctype(at), *sf = libm_sfx(at);
     int64_t plane = numel_dims(x->rank - 2, x->dim + 2), nc = x->dim[0] * x->dim[1];
     double p = kind == P_LP ? lp_p(n) : 0;
     Buf b = {0};
-    const char *v = load(t, "xc[i]"), *res;
+    const char *v = load_elem(t, "xc[i]"), *res;
     if (kind == P_MAX) {
-        line(&b, 2, "%s m = %s;", A, lowest(at));
-        line(&b, 2, "for (long i = 0; i < %s; i++) {", lit(plane));
-        line(&b, 3, "const %s v = %s;", A, v);
-        line(&b, 3, "m = v > m ? v : m;");
-        line(&b, 2, "}");
+        buf_line(&b, 2, "%s m = %s;", A, lowest(at));
+        buf_line(&b, 2, "for (long i = 0; i < %s; i++) {", lit(plane));
+        buf_line(&b, 3, "const %s v = %s;", A, v);
+        buf_line(&b, 3, "m = v > m ? v : m;");
+        buf_line(&b, 2, "}");
         res = "m";
     } else {
         const char *term = kind == P_AVG || p == 1 ? "v" : p == 2 ? "v * v"
@@ -457,27 +420,26 @@ static void global_emit(Emit *e, Node *n)
         if (kind == P_LP && p != 2)
             term = p == 1 ? strf("fabs%s(v)", sf) : strf("pow%s(fabs%s(v), %.17g)", sf, sf, p);
         int64_t main = plane / 8 * 8;
-        line(&b, 2, "%s s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum;", A);
-        line(&b, 2, "for (long i0 = 0; i0 < %s; i0 += 8)", lit(main));
-        line(&b, 3, "for (long k = 0; k < 8; k++) {");
-        line(&b, 4, "const %s v = %s;", A, load(t, "xc[i0 + k]"));
-        line(&b, 4, "s[k] += %s;", term);
-        line(&b, 3, "}");
+        buf_line(&b, 2, "%s s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum;", A);
+        buf_line(&b, 2, "for (long i0 = 0; i0 < %s; i0 += 8)", lit(main));
+        buf_line(&b, 3, "for (long k = 0; k < 8; k++) {");
+        buf_line(&b, 4, "const %s v = %s;", A, load_elem(t, "xc[i0 + k]"));
+        buf_line(&b, 4, "s[k] += %s;", term);
+        buf_line(&b, 3, "}");
         if (plane % 8) {
-            line(&b, 2, "for (long k = 0; k < %s; k++) {", lit(plane % 8));
-            line(&b, 3, "const %s v = %s;", A, load(t, strf("xc[%s + k]", lit(main))));
-            line(&b, 3, "s[k] += %s;", term);
-            line(&b, 2, "}");
+            buf_line(&b, 2, "for (long k = 0; k < %s; k++) {", lit(plane % 8));
+            buf_line(&b, 3, "const %s v = %s;", A, load_elem(t, strf("xc[%s + k]", lit(main))));
+            buf_line(&b, 3, "s[k] += %s;", term);
+            buf_line(&b, 2, "}");
         }
-        line(&b, 2, "sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));");
+        buf_line(&b, 2, "sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));");
         res = kind == P_AVG ? strf("sum / %s", lit(plane))
               : p == 1      ? "sum"
               : p == 2      ? strf("sqrt%s(sum)", sf)
                             : strf("pow%s(sum, %.17g)", sf, 1 / p);
     }
-    line(&b, 2, "y[c] = %s;", store(t, res));
-    if (is_half(t))
-        helper(e, "half");
+    buf_line(&b, 2, "y[c] = %s;", store_elem(t, res));
+    half_helper(e, t);
     const char *what = kind == P_LP ? strf("GlobalLpPool p=%g", p) : n->op;
     const char *fn = kernel(e, n, "pool_global",
         "DOC", strf("%s %s%s -> %s", what, dtype_name(t), shape_str(x), shape_str(y)),
@@ -554,17 +516,17 @@ static void unpool_emit(Emit *e, Node *n)
         same &= dim[i] == y->dim[i];
     Buf b = {0};
     if (same) {
-        line(&b, 2, "y[j] = x[i];");
+        buf_line(&b, 2, "y[j] = x[i];");
     } else {
         int64_t ys[MLBC_MAX_RANK];
         dense_strides(y->rank, y->dim, ys);
-        line(&b, 2, "int64_t q = j, o = 0;");
+        buf_line(&b, 2, "int64_t q = j, o = 0;");
         for (int a = y->rank - 1; a >= 0; a--) {
-            line(&b, 2, "o += q %% %s * %s;", lit(dim[a]), lit(ys[a]));
+            buf_line(&b, 2, "o += q %% %s * %s;", lit(dim[a]), lit(ys[a]));
             if (a)
-                line(&b, 2, "q /= %s;", lit(dim[a]));
+                buf_line(&b, 2, "q /= %s;", lit(dim[a]));
         }
-        line(&b, 2, "y[o] = x[i];");
+        buf_line(&b, 2, "y[o] = x[i];");
     }
     if (os && !os->data) {
         /* The declared shape was taken: the data must agree with it. */

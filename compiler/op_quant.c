@@ -81,13 +81,6 @@ static void dequantize_infer(Node *n)
     copy_shape(n, 0, n->in[0], n->in[1]->dt);
 }
 
-static const char *load_f(DType t, const char *x, const char *ctype)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_h2f(%s)", x);
-    return strf("(%s)%s", ctype, x);
-}
-
 static void qlinear_emit(Emit *e, Node *n)
 {
     int quant = !strcmp(n->op, "QuantizeLinear");
@@ -104,11 +97,12 @@ static void qlinear_emit(Emit *e, Node *n)
         inner = numel(x);
     DType cdt = x->dt == DT_DOUBLE || s->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
     const char *CT = dtype_ctype(cdt);
-    if (x->dt == DT_FLOAT16 || s->dt == DT_FLOAT16 || y->dt == DT_FLOAT16)
-        helper(e, "half");
+    half_helper(e, x->dt);
+    half_helper(e, s->dt);
+    half_helper(e, y->dt);
     const char *sidx = axis < 0 ? "s_[0]" : "s_[c]";
-    const char *S = load_f(s->dt, sidx, CT);
-    const char *ZP = z ? load_f(z->dt, axis < 0 ? "z_[0]" : "z_[c]", CT) : "0";
+    const char *S = load_as(s->dt, cdt, sidx);
+    const char *ZP = z ? load_as(z->dt, cdt, axis < 0 ? "z_[0]" : "z_[c]") : "0";
     Buf params = {0};
     buf_printf(&params, "const %s *restrict x, const %s *restrict s_, ", ct(x), ct(s));
     if (z)
@@ -126,13 +120,13 @@ static void qlinear_emit(Emit *e, Node *n)
         doc = strf("QuantizeLinear %s%s -> %s (%s)", dtype_name(x->dt), shape_str(x),
                    dtype_name(y->dt), axis < 0 ? "per tensor" : strf("axis %d", axis));
     } else {
-        expr = y->dt == DT_FLOAT16 ? "mlbc_f2h((v - z) * s)" : strf("(%s)((v - z) * s)", ct(y));
+        expr = store_elem(y->dt, "(v - z) * s");
         doc = strf("DequantizeLinear %s%s -> %s (%s)", dtype_name(x->dt), shape_str(x),
                    dtype_name(y->dt), axis < 0 ? "per tensor" : strf("axis %d", axis));
     }
     const char *fn = kernel(e, n, "quant_linear", "DOC", doc, "PARAMS", params.p,
         "OUTER", lit(outer), "D", lit(D), "INNER", lit(inner), "CT", CT, "S", S, "ZP", ZP,
-        "XT", ct(x), "YT", ct(y), "LOAD", load_f(x->dt, "xi[k]", CT), "EXPR", expr, NULL);
+        "XT", ct(x), "YT", ct(y), "LOAD", load_as(x->dt, cdt, "xi[k]"), "EXPR", expr, NULL);
     if (z)
         stmt(e, "%s(%s, %s, %s, %s);", fn, ref(e, x), ref(e, s), ref(e, z), ref(e, y));
     else
@@ -207,6 +201,23 @@ static const char *qm_index(Node *n, int i, int64_t len, const char *var)
              (long long)len);
 }
 
+/* v's shape in DIM as a matrix (or a batch of them), as MatMul sees it: a 1-D v is a row
+ * ([1, K]) or, as the second operand (second), a column ([K, 1]). Returns the rank. */
+static int matrix_dims(const Value *v, int second, int64_t *dim)
+{
+    int r = v->rank;
+    memcpy(dim, v->dim, sizeof(int64_t) * r);
+    if (r != 1)
+        return r;
+    if (second) {
+        dim[1] = 1;
+    } else {
+        dim[1] = dim[0];
+        dim[0] = 1;
+    }
+    return 2;
+}
+
 static void qmatmul_infer(Node *n)
 {
     if (n->nin != 8)
@@ -230,18 +241,7 @@ static void qmatmul_infer(Node *n)
     if (numel(n->in[6]) != 1 || numel(n->in[7]) != 1)
         node_die(n, "y_scale and y_zero_point must be scalars");
     int64_t ad[MLBC_MAX_RANK], bd[MLBC_MAX_RANK], yd[MLBC_MAX_RANK];
-    int ar = a->rank, br = b->rank;
-    memcpy(ad, a->dim, sizeof(int64_t) * ar);
-    memcpy(bd, b->dim, sizeof(int64_t) * br);
-    if (ar == 1) {
-        ad[1] = ad[0];
-        ad[0] = 1;
-        ar = 2;
-    }
-    if (br == 1) {
-        bd[1] = 1;
-        br = 2;
-    }
+    int ar = matrix_dims(a, 0, ad), br = matrix_dims(b, 1, bd);
     if (ad[ar - 1] != bd[br - 2])
         node_die(n, "inner dimensions differ: %s x %s", shape_str(a), shape_str(b));
     int r = broadcast(n, ar - 2, ad, br - 2, bd, yd);
@@ -261,18 +261,7 @@ static void qmatmul_emit(Emit *e, Node *n)
 {
     Value *a = n->in[0], *b = n->in[3], *y = n->out[0];
     int64_t ad[MLBC_MAX_RANK], bd[MLBC_MAX_RANK], yd[MLBC_MAX_RANK];
-    int ar = a->rank, br = b->rank;
-    memcpy(ad, a->dim, sizeof(int64_t) * ar);
-    memcpy(bd, b->dim, sizeof(int64_t) * br);
-    if (ar == 1) {
-        ad[1] = ad[0];
-        ad[0] = 1;
-        ar = 2;
-    }
-    if (br == 1) {
-        bd[1] = 1;
-        br = 2;
-    }
+    int ar = matrix_dims(a, 0, ad), br = matrix_dims(b, 1, bd);
     int64_t M = ad[ar - 2], K = ad[ar - 1], N = bd[br - 1];
     int r = broadcast(n, ar - 2, ad, br - 2, bd, yd);
     const char *lo, *hi;

@@ -21,89 +21,11 @@
 
 /* ---- element types ---- */
 
-static int is16(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
-static int is_floaty(DType t) { return dtype_is_float(t) || is16(t); }
-
-/* Computation type of a float-like element type. */
-static DType calc_type(DType t) { return t == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT; }
-
-static const char *load(DType t, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_h2f(%s)", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_bf2f(%s)", x);
-    return x;
-}
-
-/* Convert expression E (of a computation type) to element type T. */
-static const char *store(DType t, const char *x)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_f2h((float)(%s))", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_f2bf((float)(%s))", x);
-    return strf("(%s)(%s)", dtype_ctype(t), x);
-}
-
-/* Store expression X, already of C type CT, into element type T (no cast if the same). */
-static const char *store_from(DType t, const char *ct, const char *x)
-{
-    return !is16(t) && !strcmp(dtype_ctype(t), ct) ? x : store(t, x);
-}
-
-/* Replace '@' with the libm suffix for computation type C ("f" for float). */
-static const char *sfx(const char *expr, const char *ctype)
-{
-    Buf b = {0};
-    const char *s = !strcmp(ctype, "float") ? "f" : "";
-    for (const char *p = expr; *p; p++)
-        if (*p == '@')
-            buf_puts(&b, s);
-        else
-            buf_put(&b, p, 1);
-    return b.p ? b.p : "";
-}
-
-static const char *flit(double x, const char *ctype)
-{
-    char s[40];
-    if (isinf(x))
-        return x > 0 ? "INFINITY" : "-INFINITY";
-    snprintf(s, sizeof s, "%.17g", x);
-    const char *v = strpbrk(s, ".e") ? s : strf("%s.0", s);
-    return !strcmp(ctype, "float") ? strf("%sf", v) : strf("%s", v);
-}
-
 static void need_numeric(Node *n, const Value *v)
 {
     if (!dtype_size(v->dt) || v->dt == DT_STRING || v->dt == DT_BOOL)
         node_die(n, "input '%s' has element type %s, which this op does not support", v->name,
                  dtype_name(v->dt));
-}
-
-static void need_floaty(Node *n, const Value *v)
-{
-    if (!is_floaty(v->dt))
-        node_die(n, "input '%s' has element type %s; this op needs a float type", v->name,
-                 dtype_name(v->dt));
-}
-
-static void need_half(Emit *e, DType a, DType b)
-{
-    if (is16(a) || is16(b))
-        helper(e, "half");
-}
-
-/* Code lines at an indentation level (4 spaces each). */
-static void line(Buf *b, int ind, const char *fmt, ...)
-{
-    va_list ap;
-    char s[2048];
-    va_start(ap, fmt);
-    vsnprintf(s, sizeof s, fmt, ap);
-    va_end(ap);
-    buf_printf(b, "%*s%s\n", 4 * ind, "", s);
 }
 
 /* The three extents of x around axis: [A][K][B]. */
@@ -294,6 +216,7 @@ static const char *offset(const Grp *g, int ng, int skip_last, int which, int re
  * accumulators, sh the LogSumExp shift). */
 typedef struct RCode {
     const char *A;          /* accumulator C type */
+    DType AT;               /* the same as a DType */
     const char *V;          /* type of the loaded value v */
     const char *init;       /* identity */
     const char *post;       /* %s: the reduced accumulator */
@@ -308,14 +231,14 @@ static const char *r_map(const RCode *c, const char *shift)
     case R_L1:
         if (intacc)
             return sgn ? "(v < 0 ? 0 - (uint64_t)v : (uint64_t)v)" : "v";
-        return sfx("fabs@(v)", c->A);
+        return libm_suffix("fabs@(v)", c->AT);
     case R_L2: case R_SUMSQ:
         if (intacc)
             return "(uint64_t)v * (uint64_t)v";
         return !strcmp(c->A, c->V) ? "v * v" : strf("(%s)v * (%s)v", c->A, c->A);
     case R_LSE:
-        return sfx(strf(!strcmp(c->A, c->V) ? "exp@(v - %s)" : "exp@((double)v - %s)", shift),
-                   c->A);
+        return libm_suffix(strf(!strcmp(c->A, c->V) ? "exp@(v - %s)" : "exp@((double)v - %s)",
+                                shift), c->AT);
     default:
         return intacc ? "(uint64_t)v" : !strcmp(c->A, c->V) ? "v" : strf("(%s)v", c->A);
     }
@@ -361,17 +284,20 @@ static RCode rcode(int kind, DType t, int64_t count)
 {
     RCode c = {0};
     c.kind = kind;
-    if (is_floaty(t)) {
-        c.A = c.V = dtype_ctype(calc_type(t));
+    if (dtype_is_floatish(t)) {
+        c.AT = calc_type(t);
+        c.V = dtype_ctype(c.AT);
     } else {
-        c.V = dtype_is_signed(t) ? "int64_t" : "uint64_t";
+        DType vt = dtype_is_signed(t) ? DT_INT64 : DT_UINT64;
+        c.V = dtype_ctype(vt);
         if (kind == R_MAX || kind == R_MIN)
-            c.A = c.V;
+            c.AT = vt;
         else if (kind == R_L2 || kind == R_LOGSUM || kind == R_LSE)
-            c.A = "double";
+            c.AT = DT_DOUBLE;
         else
-            c.A = "uint64_t";
+            c.AT = DT_UINT64;
     }
+    c.A = dtype_ctype(c.AT);
     int isf = !strcmp(c.A, "float") || !strcmp(c.A, "double");
     switch (kind) {
     case R_PROD: c.init = "1"; break;
@@ -382,16 +308,16 @@ static RCode rcode(int kind, DType t, int64_t count)
     switch (kind) {
     case R_MEAN:
         if (isf)
-            c.post = strf("%%s / %s", flit((double)count, c.A));
+            c.post = strf("%%s / %s", float_lit((double)count, c.AT));
         else if (!count)
             c.post = "0 * %s";
         else
             c.post = !strcmp(c.V, "int64_t") ? strf("(int64_t)%%s / %s", lit(count))
                                              : strf("%%s / %s", lit(count));
         break;
-    case R_L2: c.post = sfx("sqrt@(%s)", c.A); break;
-    case R_LOGSUM: c.post = sfx("log@(%s)", c.A); break;
-    case R_LSE: c.post = sfx("log@(%s) + sh", c.A); break;
+    case R_L2: c.post = libm_suffix("sqrt@(%s)", c.AT); break;
+    case R_LOGSUM: c.post = libm_suffix("log@(%s)", c.AT); break;
+    case R_LSE: c.post = libm_suffix("log@(%s) + sh", c.AT); break;
     default:
         c.post = !strcmp(c.A, "uint64_t") && !strcmp(c.V, "int64_t") ? "(int64_t)%s" : "%s";
         break;
@@ -409,45 +335,46 @@ static void rows_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
         pc.init = "-INFINITY";
     int64_t K = g[ng - 1].n, KM = K - K % L;
     if (L > 1) {
-        line(b, ind, "for (j = 0; j < %d; j++)", L);
-        line(b, ind + 1, "acc[j] = %s;", pc.init);
+        buf_line(b, ind, "for (j = 0; j < %d; j++)", L);
+        buf_line(b, ind + 1, "acc[j] = %s;", pc.init);
     } else {
-        line(b, ind, "acc[0] = %s;", pc.init);
+        buf_line(b, ind, "acc[0] = %s;", pc.init);
     }
     for (int i = 0; i < ng - 1; i++)
         if (g[i].red) {
-            line(b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
+            buf_line(b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
             ind++;
         }
     const char *base = offset(g, ng, 1, 0, -1);
     const char *map = r_map(&pc, "sh");
     if (KM) {
         if (L > 1) {
-            line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
-            line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
-            line(b, ind + 2, "const %s v = %s;", pc.V, load(tx, strf("x[%s + k + j]", base)));
-            line(b, ind + 2, "acc[j] = %s;", r_comb(&pc, "acc[j]", map));
-            line(b, ind + 1, "}");
+            buf_line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
+            buf_line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
+            buf_line(b, ind + 2, "const %s v = %s;", pc.V,
+                     load_elem(tx, strf("x[%s + k + j]", base)));
+            buf_line(b, ind + 2, "acc[j] = %s;", r_comb(&pc, "acc[j]", map));
+            buf_line(b, ind + 1, "}");
         } else {
-            line(b, ind, "for (k = 0; k < %s; k++) {", lit(KM));
-            line(b, ind + 1, "const %s v = %s;", pc.V, load(tx, strf("x[%s + k]", base)));
-            line(b, ind + 1, "acc[0] = %s;", r_comb(&pc, "acc[0]", map));
-            line(b, ind, "}");
+            buf_line(b, ind, "for (k = 0; k < %s; k++) {", lit(KM));
+            buf_line(b, ind + 1, "const %s v = %s;", pc.V, load_elem(tx, strf("x[%s + k]", base)));
+            buf_line(b, ind + 1, "acc[0] = %s;", r_comb(&pc, "acc[0]", map));
+            buf_line(b, ind, "}");
         }
     }
     if (K % L) {
-        line(b, ind, "for (k = %s; k < %s; k++) {", lit(KM), lit(K));
-        line(b, ind + 1, "const %s v = %s;", pc.V, load(tx, strf("x[%s + k]", base)));
-        line(b, ind + 1, "acc[0] = %s;", r_comb(&pc, "acc[0]", map));
-        line(b, ind, "}");
+        buf_line(b, ind, "for (k = %s; k < %s; k++) {", lit(KM), lit(K));
+        buf_line(b, ind + 1, "const %s v = %s;", pc.V, load_elem(tx, strf("x[%s + k]", base)));
+        buf_line(b, ind + 1, "acc[0] = %s;", r_comb(&pc, "acc[0]", map));
+        buf_line(b, ind, "}");
     }
     for (int i = 0; i < ng - 1; i++)
         if (g[i].red)
-            line(b, --ind, "}");
+            buf_line(b, --ind, "}");
     if (L > 1) {
-        line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
-        line(b, ind + 1, "for (j = 0; j < w; j++)");
-        line(b, ind + 2, "acc[j] = %s;", r_comb(&pc, "acc[j]", "acc[j + w]"));
+        buf_line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
+        buf_line(b, ind + 1, "for (j = 0; j < w; j++)");
+        buf_line(b, ind + 2, "acc[j] = %s;", r_comb(&pc, "acc[j]", "acc[j + w]"));
     }
 }
 
@@ -457,9 +384,9 @@ static const char *gen_rows(const Grp *g, int ng, const RCode *c, DType tx, DTyp
     int64_t K = g[ng - 1].n;
     int big = strcmp(c->A, "double") && strcmp(c->A, "uint64_t") && strcmp(c->A, "int64_t");
     int L = K >= 32 ? (big ? 8 : 4) : K >= 8 ? 4 : 1;
-    line(&b, 1, "%s acc[%d];", c->A, L);
+    buf_line(&b, 1, "%s acc[%d];", c->A, L);
     if (c->kind == R_LSE)
-        line(&b, 1, "%s sh;", c->A);
+        buf_line(&b, 1, "%s sh;", c->A);
     Buf decl = {0};
     for (int i = 0; i < ng - 1; i++)
         buf_printf(&decl, "i%d, ", i);
@@ -467,26 +394,26 @@ static const char *gen_rows(const Grp *g, int ng, const RCode *c, DType tx, DTyp
         buf_puts(&decl, "k, ");
     if (decl.len) {
         decl.p[decl.len - 2] = 0;
-        line(&b, 1, "long %s;", decl.p);
+        buf_line(&b, 1, "long %s;", decl.p);
     }
     if (L > 1)
-        line(&b, 1, "int j, w;");
+        buf_line(&b, 1, "int j, w;");
     int ind = 1;
     for (int i = 0; i < ng - 1; i++)
         if (!g[i].red) {
-            line(&b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
+            buf_line(&b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
             ind++;
         }
     if (c->kind == R_LSE) {
         rows_pass(&b, ind, g, ng, c, R_MAX, tx, L);
-        line(&b, ind, "sh = isinf(acc[0]) ? 0 : acc[0];");
+        buf_line(&b, ind, "sh = isinf(acc[0]) ? 0 : acc[0];");
     }
     rows_pass(&b, ind, g, ng, c, c->kind, tx, L);
-    line(&b, ind, "y[%s] = %s;", offset(g, ng, 1, 1, 0),
-         store_from(ty, c->A, strf(c->post, "acc[0]")));
+    buf_line(&b, ind, "y[%s] = %s;", offset(g, ng, 1, 1, 0),
+         store_as(ty, c->AT, strf(c->post, "acc[0]")));
     for (int i = 0; i < ng - 1; i++)
         if (!g[i].red)
-            line(&b, --ind, "}");
+            buf_line(&b, --ind, "}");
     return b.p;
 }
 
@@ -503,63 +430,63 @@ static void cols_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
     pc.kind = kind;
     if (kind != c->kind) /* the max pass of ReduceLogSumExp (float accumulators only) */
         pc.init = "-INFINITY";
-    line(b, ind, "for (j = 0; j < %s; j++)", nb);
-    line(b, ind + 1, "acc[j] = %s;", pc.init);
+    buf_line(b, ind, "for (j = 0; j < %s; j++)", nb);
+    buf_line(b, ind + 1, "acc[j] = %s;", pc.init);
     for (int i = 0; i < ng - 1; i++)
         if (g[i].red) {
-            line(b, ind, "for (i%d = 0; i%d < %s; i%d++)", i, i, lit(g[i].n), i);
+            buf_line(b, ind, "for (i%d = 0; i%d < %s; i%d++)", i, i, lit(g[i].n), i);
             ind++;
         }
-    line(b, ind, "for (j = 0; j < %s; j++) {", nb);
-    line(b, ind + 1, "const %s v = %s;", pc.V,
-         load(tx, strf("x[%s + j]", plus(offset(g, ng, 1, 0, -1), b0))));
-    line(b, ind + 1, "acc[j] = %s;", r_comb(&pc, "acc[j]", r_map(&pc, "sh[j]")));
-    line(b, ind, "}");
+    buf_line(b, ind, "for (j = 0; j < %s; j++) {", nb);
+    buf_line(b, ind + 1, "const %s v = %s;", pc.V,
+         load_elem(tx, strf("x[%s + j]", plus(offset(g, ng, 1, 0, -1), b0))));
+    buf_line(b, ind + 1, "acc[j] = %s;", r_comb(&pc, "acc[j]", r_map(&pc, "sh[j]")));
+    buf_line(b, ind, "}");
 }
 
 static const char *gen_cols(const Grp *g, int ng, const RCode *c, DType tx, DType ty)
 {
     Buf b = {0};
     int64_t B = g[ng - 1].n, CH = chunk_of(B);
-    line(&b, 1, "%s acc[%s];", c->A, lit(CH));
+    buf_line(&b, 1, "%s acc[%s];", c->A, lit(CH));
     if (c->kind == R_LSE)
-        line(&b, 1, "%s sh[%s];", c->A, lit(CH));
+        buf_line(&b, 1, "%s sh[%s];", c->A, lit(CH));
     Buf decl = {0};
     for (int i = 0; i < ng - 1; i++)
         buf_printf(&decl, "i%d, ", i);
-    line(&b, 1, "long %sj;", decl.p ? decl.p : "");
+    buf_line(&b, 1, "long %sj;", decl.p ? decl.p : "");
     int ind = 1;
     for (int i = 0; i < ng - 1; i++)
         if (!g[i].red) {
-            line(&b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
+            buf_line(&b, ind, "for (i%d = 0; i%d < %s; i%d++) {", i, i, lit(g[i].n), i);
             ind++;
         }
     const char *nb = lit(B), *b0 = "0";
     if (B > CH) {
-        line(&b, ind, "long b0;");
-        line(&b, ind, "for (b0 = 0; b0 < %s; b0 += %s) {", lit(B), lit(CH));
+        buf_line(&b, ind, "long b0;");
+        buf_line(&b, ind, "for (b0 = 0; b0 < %s; b0 += %s) {", lit(B), lit(CH));
         ind++;
-        line(&b, ind, "const long nb = %s - b0 < %s ? %s - b0 : %s;", lit(B), lit(CH), lit(B),
+        buf_line(&b, ind, "const long nb = %s - b0 < %s ? %s - b0 : %s;", lit(B), lit(CH), lit(B),
              lit(CH));
         nb = "nb";
         b0 = "b0";
     }
     if (c->kind == R_LSE) {
         cols_pass(&b, ind, g, ng, c, R_MAX, tx, nb, b0);
-        line(&b, ind, "for (j = 0; j < %s; j++)", nb);
-        line(&b, ind + 1, "sh[j] = isinf(acc[j]) ? 0 : acc[j];");
+        buf_line(&b, ind, "for (j = 0; j < %s; j++)", nb);
+        buf_line(&b, ind + 1, "sh[j] = isinf(acc[j]) ? 0 : acc[j];");
     }
     cols_pass(&b, ind, g, ng, c, c->kind, tx, nb, b0);
-    const char *post = c->kind == R_LSE ? sfx("log@(acc[j]) + sh[j]", c->A)
+    const char *post = c->kind == R_LSE ? libm_suffix("log@(acc[j]) + sh[j]", c->AT)
                                         : strf(c->post, "acc[j]");
-    line(&b, ind, "for (j = 0; j < %s; j++)", nb);
-    line(&b, ind + 1, "y[%s + j] = %s;", plus(offset(g, ng, 1, 1, 0), b0),
-         store_from(ty, c->A, post));
+    buf_line(&b, ind, "for (j = 0; j < %s; j++)", nb);
+    buf_line(&b, ind + 1, "y[%s + j] = %s;", plus(offset(g, ng, 1, 1, 0), b0),
+         store_as(ty, c->AT, post));
     if (B > CH)
-        line(&b, --ind, "}");
+        buf_line(&b, --ind, "}");
     for (int i = 0; i < ng - 1; i++)
         if (!g[i].red)
-            line(&b, --ind, "}");
+            buf_line(&b, --ind, "}");
     return b.p;
 }
 
@@ -585,7 +512,8 @@ static const char *reduce_kernel(Emit *e, Node *n, unsigned long mask)
     RCode c = rcode(kind, x->dt, count);
     if (kind == R_MAX || kind == R_MIN || kind == R_LSE)
         helper(e, "minmax");
-    need_half(e, x->dt, y->dt);
+    half_helper(e, x->dt);
+    half_helper(e, y->dt);
     int rows = g[ng - 1].red;
     const char *body = rows ? gen_rows(g, ng, &c, x->dt, y->dt)
                             : gen_cols(g, ng, &c, x->dt, y->dt);
@@ -648,7 +576,7 @@ static int reduce_fold(Node *n)
 {
     ReduceInfo *ri = n->aux;
     Value *x = n->in[0], *y = n->out[0];
-    if (ri->runtime || is16(x->dt))
+    if (ri->runtime || dtype_is_half(x->dt))
         return 0;
     int kind = reduce_kind(n);
     int64_t ny = numel(y), nx = numel(x);
@@ -757,16 +685,13 @@ static void arg_infer(Node *n)
 static const char *better(int largest, int last, DType t, const char *v, const char *best)
 {
     const char *cmp = largest ? (last ? ">=" : ">") : (last ? "<=" : "<");
-    if (!is_floaty(t))
+    if (!dtype_is_floatish(t))
         return strf("%s %s %s", v, cmp, best);
     return last ? strf("%s %s %s || %s != %s", v, cmp, best, v, v)
                 : strf("%s %s %s || (%s != %s && %s == %s)", v, cmp, best, v, v, best, best);
 }
 
-static const char *value_ctype(DType t)
-{
-    return is_floaty(t) ? dtype_ctype(calc_type(t)) : dtype_ctype(t);
-}
+static const char *value_ctype(DType t) { return dtype_ctype(calc_type(t)); }
 
 static void arg_emit(Emit *e, Node *n)
 {
@@ -778,14 +703,14 @@ static void arg_emit(Emit *e, Node *n)
     int largest = !strcmp(n->op, "ArgMax");
     int64_t A, K, B;
     split_axis(x, axis, &A, &K, &B);
-    need_half(e, x->dt, DT_UNDEF);
+    half_helper(e, x->dt);
     const char *fn = kernel(e, n, "reduce_arg",
         "DOC", strf("%s over axis %d of %s%s -> int64%s", n->op, axis, dtype_name(x->dt),
                     shape_str(x), shape_str(y)),
         "TIE", last ? "last" : "first", "TX", dtype_ctype(x->dt), "C", value_ctype(x->dt),
         "CH", lit(chunk_of(B)), "A", lit(A), "K", lit(K), "B", lit(B), "KB", lit(K * B),
-        "LOAD0", load(x->dt, "xa[b0 + j]"),
-        "LOADK", load(x->dt, strf("xa[k * %s + b0 + j]", lit(B))),
+        "LOAD0", load_elem(x->dt, "xa[b0 + j]"),
+        "LOADK", load_elem(x->dt, strf("xa[k * %s + b0 + j]", lit(B))),
         "BETTER", better(largest, last, x->dt, "v", "best[j]"), NULL);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }
@@ -797,7 +722,7 @@ static void softmax_infer(Node *n)
     Value *x = input(n, 0);
     if (!x || n->nin != 1)
         node_die(n, "takes exactly 1 input");
-    need_floaty(n, x);
+    need_floatish(n, x);
     if (x->rank == 0)
         node_die(n, "input must have rank >= 1");
     norm_axis(n, attr_int(n, "axis", n->opset < 13 ? 1 : -1), x->rank);
@@ -827,28 +752,28 @@ static void lane_sum(Buf *b, int ind, const char *C, int L, int64_t K, const cha
 {
     int64_t KM = K - K % L;
     const char *aj = strf("%s[j]", acc), *a0 = strf("%s[0]", acc);
-    line(b, ind, "for (j = 0; j < %d; j++)", L);
-    line(b, ind + 1, "%s = %s;", aj, init);
+    buf_line(b, ind, "for (j = 0; j < %d; j++)", L);
+    buf_line(b, ind + 1, "%s = %s;", aj, init);
     if (KM) {
-        line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
-        line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
-        line(b, ind + 2, "const %s e = %s;", C, tj);
+        buf_line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
+        buf_line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
+        buf_line(b, ind + 2, "const %s e = %s;", C, tj);
         if (stj)
-            line(b, ind + 2, "%s = e;", stj);
-        line(b, ind + 2, "%s = %s;", aj, strf(comb, aj, "e"));
-        line(b, ind + 1, "}");
+            buf_line(b, ind + 2, "%s = e;", stj);
+        buf_line(b, ind + 2, "%s = %s;", aj, strf(comb, aj, "e"));
+        buf_line(b, ind + 1, "}");
     }
     if (K % L) {
-        line(b, ind, "for (k = %s; k < %s; k++) {", lit(KM), lit(K));
-        line(b, ind + 1, "const %s e = %s;", C, tk);
+        buf_line(b, ind, "for (k = %s; k < %s; k++) {", lit(KM), lit(K));
+        buf_line(b, ind + 1, "const %s e = %s;", C, tk);
         if (stk)
-            line(b, ind + 1, "%s = e;", stk);
-        line(b, ind + 1, "%s = %s;", a0, strf(comb, a0, "e"));
-        line(b, ind, "}");
+            buf_line(b, ind + 1, "%s = e;", stk);
+        buf_line(b, ind + 1, "%s = %s;", a0, strf(comb, a0, "e"));
+        buf_line(b, ind, "}");
     }
-    line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
-    line(b, ind + 1, "for (j = 0; j < w; j++)");
-    line(b, ind + 2, "%s = %s;", aj, strf(comb, aj, strf("%s[j + w]", acc)));
+    buf_line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
+    buf_line(b, ind + 1, "for (j = 0; j < w; j++)");
+    buf_line(b, ind + 2, "%s = %s;", aj, strf(comb, aj, strf("%s[j + w]", acc)));
 }
 
 static void softmax_emit(Emit *e, Node *n)
@@ -860,44 +785,44 @@ static void softmax_emit(Emit *e, Node *n)
     softmax_view(n, &A, &K, &B);
     int logsm = !strcmp(n->op, "LogSoftmax");
     DType t = x->dt;
-    const char *C = dtype_ctype(calc_type(t)), *S = strcmp(C, "float") ? "" : "f";
-    int keep_e = !logsm && !is16(t); /* exp values parked in y, then scaled */
+    const char *C = dtype_ctype(calc_type(t)), *S = libm_sfx(calc_type(t));
+    int keep_e = !logsm && !dtype_is_half(t); /* exp values parked in y, then scaled */
     const char *doc = strf("%s over %s of %s%s (viewed as [%lld][%lld][%lld])", n->op,
                            n->opset < 13 ? "the coerced 2-D rows" : "one axis", dtype_name(t),
                            shape_str(x), (long long)A, (long long)K, (long long)B);
     helper(e, "minmax");
-    need_half(e, t, DT_UNDEF);
+    half_helper(e, t);
     const char *fn;
     if (B == 1) {
         int L = K >= 32 ? (strcmp(C, "float") ? 4 : 8) : K >= 8 ? 4 : 1;
-        const char *out = logsm ? store(t, strf("%s - mx - sum", load(t, "xr[k]")))
+        const char *exp_k = strf("exp%s(%s - mx)", S, load_elem(t, "xr[k]"));
+        const char *out = logsm ? store_elem(t, strf("%s - mx - sum", load_elem(t, "xr[k]")))
                           : keep_e ? "yr[k] / sum"
-                                   : store(t, strf("exp%s(%s - mx) / sum", S, load(t, "xr[k]")));
-        const char *exp_k = strf("exp%s(%s - mx)", S, load(t, "xr[k]"));
-        const char *exp_kj = strf("exp%s(%s - mx)", S, load(t, "xr[k + j]"));
+                                   : store_elem(t, strf("%s / sum", exp_k));
+        const char *exp_kj = strf("exp%s(%s - mx)", S, load_elem(t, "xr[k + j]"));
         Buf mx = {0}, sum = {0};
         if (L > 1) {
             lane_sum(&mx, 2, C, L, K, "m", "-INFINITY", "fmax_nan(%s, %s)",
-                     load(t, "xr[k + j]"), load(t, "xr[k]"), NULL, NULL);
-            line(&mx, 2, "mx = m[0];");
+                     load_elem(t, "xr[k + j]"), load_elem(t, "xr[k]"), NULL, NULL);
+            buf_line(&mx, 2, "mx = m[0];");
             lane_sum(&sum, 2, C, L, K, "s", "0", "%s + %s", exp_kj, exp_k,
                      keep_e ? "yr[k + j]" : NULL, keep_e ? "yr[k]" : NULL);
         } else {
-            line(&mx, 2, "mx = -INFINITY;");
-            line(&mx, 2, "for (k = 0; k < %s; k++)", lit(K));
-            line(&mx, 3, "mx = fmax_nan(mx, %s);", load(t, "xr[k]"));
-            line(&sum, 2, "sum = 0;");
-            line(&sum, 2, "for (k = 0; k < %s; k++) {", lit(K));
-            line(&sum, 3, "const %s e = %s;", C, exp_k);
+            buf_line(&mx, 2, "mx = -INFINITY;");
+            buf_line(&mx, 2, "for (k = 0; k < %s; k++)", lit(K));
+            buf_line(&mx, 3, "mx = fmax_nan(mx, %s);", load_elem(t, "xr[k]"));
+            buf_line(&sum, 2, "sum = 0;");
+            buf_line(&sum, 2, "for (k = 0; k < %s; k++) {", lit(K));
+            buf_line(&sum, 3, "const %s e = %s;", C, exp_k);
             if (keep_e)
-                line(&sum, 3, "yr[k] = e;");
-            line(&sum, 3, "sum += e;");
-            line(&sum, 2, "}");
+                buf_line(&sum, 3, "yr[k] = e;");
+            buf_line(&sum, 3, "sum += e;");
+            buf_line(&sum, 2, "}");
         }
         if (L > 1)
-            line(&sum, 2, "sum = s[0];");
+            buf_line(&sum, 2, "sum = s[0];");
         if (logsm)
-            line(&sum, 2, "sum = log%s(sum);", S);
+            buf_line(&sum, 2, "sum = log%s(sum);", S);
         fn = kernel(e, n, "reduce_softmax_rows", "OP", n->op, "DOC", doc, "TX",
                     dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "A", lit(A), "K", lit(K),
                     "LANES_NOTE", L > 1 ? strf("Max and sum use %d interleaved lanes (element "
@@ -908,10 +833,10 @@ static void softmax_emit(Emit *e, Node *n)
                     "DECL", L > 1 ? strf("    int j, w;\n    %s m[%d], s[%d];\n", C, L, L) : "",
                     "MAX", mx.p, "SUM", sum.p, "OUT", out, NULL);
     } else {
-        const char *ld = load(t, strf("xa[k * %s + b0 + j]", lit(B)));
-        const char *out = logsm ? store(t, strf("%s - m[j] - s[j]", ld))
+        const char *ld = load_elem(t, strf("xa[k * %s + b0 + j]", lit(B)));
+        const char *out = logsm ? store_elem(t, strf("%s - m[j] - s[j]", ld))
                           : keep_e ? strf("ya[k * %s + b0 + j] / s[j]", lit(B))
-                                   : store(t, strf("exp%s(%s - m[j]) / s[j]", S, ld));
+                                   : store_elem(t, strf("exp%s(%s - m[j]) / s[j]", S, ld));
         fn = kernel(e, n, "reduce_softmax_cols", "OP", n->op, "DOC", doc, "TX",
                     dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "SFX", S, "A", lit(A),
                     "K", lit(K), "B", lit(B), "KB", lit(K * B), "CH", lit(chunk_of(B)),
@@ -932,13 +857,14 @@ static void hardmax_emit(Emit *e, Node *n)
     int64_t A, K, B;
     softmax_view(n, &A, &K, &B);
     DType t = x->dt;
-    need_half(e, t, DT_UNDEF);
+    half_helper(e, t);
     const char *fn = kernel(e, n, "reduce_hardmax",
         "DOC", strf("Hardmax of %s%s (viewed as [%lld][%lld][%lld])", dtype_name(t),
                     shape_str(x), (long long)A, (long long)K, (long long)B),
         "TX", dtype_ctype(t), "TY", dtype_ctype(t), "C", value_ctype(t),
         "CH", lit(chunk_of(B)), "A", lit(A), "K", lit(K), "B", lit(B), "KB", lit(K * B),
-        "LOAD0", load(t, "xa[b0 + j]"), "LOADK", load(t, strf("xa[k * %s + b0 + j]", lit(B))),
+        "LOAD0", load_elem(t, "xa[b0 + j]"),
+        "LOADK", load_elem(t, strf("xa[k * %s + b0 + j]", lit(B))),
         "BETTER", better(1, 0, t, "v", "best[j]"),
         "ONE", t == DT_FLOAT16 ? "0x3c00" : t == DT_BFLOAT16 ? "0x3f80" : "1",
         "ZERO", "0", NULL);
@@ -969,12 +895,12 @@ static const char *cumsum_kernel(Emit *e, Node *n, int axis)
     int excl = (int)attr_int(n, "exclusive", 0), rev = (int)attr_int(n, "reverse", 0);
     int64_t A, K, B;
     split_axis(x, axis, &A, &K, &B);
-    const char *C = is_floaty(t) ? dtype_ctype(calc_type(t)) : "uint64_t";
-    const char *ld = load(t, strf("xa[k * %s + b0 + j]", lit(B)));
+    const char *C = dtype_is_floatish(t) ? dtype_ctype(calc_type(t)) : "uint64_t";
+    const char *ld = load_elem(t, strf("xa[k * %s + b0 + j]", lit(B)));
     const char *st = strf("                    ya[k * %s + b0 + j] = %s;\n", lit(B),
-                          store(t, "acc[j]"));
+                          store_elem(t, "acc[j]"));
     const char *add = "                    acc[j] += v;\n";
-    need_half(e, t, DT_UNDEF);
+    half_helper(e, t);
     return kernel(e, n, "reduce_cumsum",
         "MODE", strf("%s, %s", excl ? "exclusive" : "inclusive", rev ? "reverse" : "forward"),
         "DOC", strf("CumSum over axis %d of %s%s", axis, dtype_name(t), shape_str(x)),
@@ -983,7 +909,7 @@ static const char *cumsum_kernel(Emit *e, Node *n, int axis)
         "START", rev ? lit(K - 1) : "0",
         "COND", rev ? "k >= 0" : strf("k < %s", lit(K)),
         "STEP", rev ? "--" : "++",
-        "LOAD", is_floaty(t) ? ld : strf("(uint64_t)%s", ld),
+        "LOAD", dtype_is_floatish(t) ? ld : strf("(uint64_t)%s", ld),
         "BODY", excl ? strf("%s%s", st, add) : strf("%s%s", add, st), NULL);
 }
 
@@ -1088,15 +1014,15 @@ static void topk_emit(Emit *e, Node *n)
     split_axis(x, axis, &A, &K, &B);
     if (!n->out[0] || !n->out[1])
         node_die(n, "TopK needs both outputs (Values and Indices)");
-    need_half(e, x->dt, DT_UNDEF);
+    half_helper(e, x->dt);
     const char *fn = kernel(e, n, "reduce_topk",
         "DOC", strf("TopK, k = %lld, over axis %d of %s%s", (long long)k, axis,
                     dtype_name(x->dt), shape_str(x)),
         "WHICH", largest ? "largest" : "smallest", "TX", dtype_ctype(x->dt),
         "C", value_ctype(x->dt), "A", lit(A), "K", lit(K), "B", lit(B), "KB", lit(K * B),
-        "K1", lit(k), "K1B", lit(k * B), "LOADV", load(x->dt, strf("xr[i * %s]", lit(B))),
+        "K1", lit(k), "K1B", lit(k * B), "LOADV", load_elem(x->dt, strf("xr[i * %s]", lit(B))),
         "BETTER", strf("v %s %s", largest ? ">" : "<",
-                       load(x->dt, strf("vr[(p - 1) * %s]", lit(B)))), NULL);
+                       load_elem(x->dt, strf("vr[(p - 1) * %s]", lit(B)))), NULL);
     stmt(e, "%s(%s, %s, %s);", fn, ref(e, x), ref(e, n->out[0]), ref(e, n->out[1]));
 }
 

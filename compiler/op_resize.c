@@ -33,13 +33,6 @@ static const DType resize_types[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT1
                                      DT_UINT8, DT_INT16, DT_UINT16, DT_INT32, DT_UINT32,
                                      DT_INT64, DT_UINT64, DT_BOOL, DT_UNDEF};
 
-static const char *dlit(double x)
-{
-    char s[40];
-    snprintf(s, sizeof s, "%.17g", x);
-    return strpbrk(s, ".en") ? strf("%s", s) : strf("%s.0", s);
-}
-
 static Value *nonempty(Node *n, int i)
 {
     Value *v = input(n, i);
@@ -245,7 +238,7 @@ static const char *taps_body(const Rz *z, int64_t in, const char *wt)
         if (z->mode == LINEAR) {
             buf_printf(&b, "%sc[0] = 1 - r;\n%sc[1] = r;\n", ind, ind);
         } else {
-            const char *A = dlit(z->a);
+            const char *A = float_lit(z->a, DT_DOUBLE);
             buf_printf(&b, "%sb -= 1;\n", ind);
             buf_printf(&b, "%sc[0] = ((%s * (r + 1) - 5 * %s) * (r + 1) + 8 * %s) * (r + 1) - 4 * %s;\n",
                        ind, A, A, A, A);
@@ -274,28 +267,12 @@ static const char *taps_body(const Rz *z, int64_t in, const char *wt)
     return b.p;
 }
 
-static int is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
-
-static const char *load_expr(DType t, const char *x, DType ct)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_h2f(%s)", x);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_bf2f(%s)", x);
-    if (t == ct)
-        return x;
-    return strf("(%s)%s", dtype_ctype(ct), x);
-}
-
+/* S (of the computation type) as an element of type t. Kept apart from store_as: integers
+ * round to nearest even and saturate, as Resize specifies. */
 static const char *store_expr(DType t, const char *s)
 {
-    if (t == DT_FLOAT16)
-        return strf("mlbc_f2h(%s)", s);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_f2bf(%s)", s);
-    if (t == DT_FLOAT || t == DT_DOUBLE)
-        return s;
-    /* Integers: round to nearest even and saturate. */
+    if (dtype_is_floatish(t))
+        return store_as(t, calc_type(t), s);
     const char *lo = NULL, *hi = NULL;
     switch (t) {
     case DT_INT8: lo = "-128.0f"; hi = "127.0f"; break;
@@ -320,8 +297,7 @@ static void resize_emit(Emit *e, Node *n)
     int tf = !strcmp(z.coord, "tf_crop_and_resize");
     DType ct = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
     const char *CT = dtype_ctype(ct), *XT = dtype_ctype(x->dt);
-    if (is_half(x->dt))
-        helper(e, "half");
+    half_helper(e, x->dt);
 
     /* Run-time check of a non-constant scales/sizes input against the static shape. */
     Value *sv = z.sizes ? z.sizes : z.scales;
@@ -334,8 +310,8 @@ static void resize_emit(Emit *e, Node *n)
                 buf_printf(&c, "s[%d] == %s", i, lit(y->dim[i]));
             else
                 buf_printf(&c, "(double)s[%d] * %s >= %s && (double)s[%d] * %s < %s", i,
-                           lit(x->dim[i]), dlit((double)y->dim[i]), i, lit(x->dim[i]),
-                           dlit((double)y->dim[i] + 1));
+                           lit(x->dim[i]), float_lit((double)y->dim[i], DT_DOUBLE), i,
+                           lit(x->dim[i]), float_lit((double)y->dim[i] + 1, DT_DOUBLE));
         }
         const char *fn = kernel(e, n, "resize_check", "DOC",
                                 strf("%s: '%s' must give the output shape %s", n->op, sv->name,
@@ -385,16 +361,17 @@ static void resize_emit(Emit *e, Node *n)
             buf_printf(&decls, "    %s w%d[%s];\n", CT, a, lit(out * T));
         if (tf)
             buf_printf(&decls, "    unsigned char e%d[%s];\n", a, lit(out));
-        const char *scale = z.sizes ? strf("%s / %s", dlit((double)out), dlit((double)in))
+        const char *scale = z.sizes ? strf("%s / %s", float_lit((double)out, DT_DOUBLE),
+                                           float_lit((double)in, DT_DOUBLE))
                             : rt_scales ? strf("(double)scales[%d]", a)
-                                        : dlit(z.cs[a]);
+                                        : float_lit(z.cs[a], DT_DOUBLE);
         const char *r0 = "0.0", *r1 = "1.0";
         if (tf && rt_roi) {
             r0 = strf("(double)roi[%d]", a);
             r1 = strf("(double)roi[%d]", r + a);
         } else if (tf) {
-            r0 = dlit(value_get_f(z.roi, a));
-            r1 = dlit(value_get_f(z.roi, r + a));
+            r0 = float_lit(value_get_f(z.roi, a), DT_DOUBLE);
+            r1 = float_lit(value_get_f(z.roi, r + a), DT_DOUBLE);
         }
         buf_printf(&taps, "    %s(%s, %s, %s, i%d%s%s);\n", tfn, scale, r0, r1, a,
                    T > 1 ? strf(", w%d", a) : "", tf ? strf(", e%d", a) : "");
@@ -425,7 +402,8 @@ static void resize_emit(Emit *e, Node *n)
         for (int k = 0; k < nact; k++)
             buf_printf(&c, "%se%d[o%d]", k ? " || " : "", act[k], act[k]);
         buf_printf(&loops, "%sif (%s) {\n%s    y[%s] = %s;\n%s    continue;\n%s}\n", ind, c.p,
-                   ind, IY, store_expr(x->dt, strf("(%s)%s", CT, dlit(z.extrap))), ind, ind);
+                   ind, IY, store_expr(x->dt, strf("(%s)%s", CT, float_lit(z.extrap, DT_DOUBLE))),
+                   ind, ind);
     }
     if (T == 1 || nact == 0) {
         Buf ix = {0};
@@ -450,8 +428,8 @@ static void resize_emit(Emit *e, Node *n)
                            tap, lit(xs[a]));
             } else {
                 buf_printf(&loops, "%ss%d += w%d[%s] * %s;\n", in3, a, a, tap,
-                           load_expr(x->dt, strf("%s[i%d[%s] * %s]", prev, a, tap, lit(xs[a])),
-                                     ct));
+                           load_as(x->dt, ct, strf("%s[i%d[%s] * %s]", prev, a, tap,
+                                                   lit(xs[a]))));
             }
             in2 = in3;
         }

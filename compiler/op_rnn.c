@@ -28,8 +28,6 @@ static int gates_of(const Node *n)
     return !strcmp(n->op, "LSTM") ? 4 : !strcmp(n->op, "GRU") ? 3 : 1;
 }
 
-static int is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
-
 /* An output that is present and used (an unused one has no buffer). */
 static Value *live_out(Node *n, int i)
 {
@@ -118,14 +116,6 @@ static void rnn_info(Node *n, RnnInfo *ri)
 
 /* ---- code fragments ---- */
 
-static const char *fconst(double x, DType at)
-{
-    char s[40];
-    snprintf(s, sizeof s, at == DT_DOUBLE ? "%.17g" : "%.9g", x);
-    const char *v = strpbrk(s, ".en") ? s : strf("%s.0", s);
-    return at == DT_DOUBLE ? strf("%s", v) : strf("%sf", v);
-}
-
 typedef struct Act {
     const char *name;
     double alpha, beta;
@@ -197,8 +187,8 @@ static void read_acts(Node *n, const RnnInfo *ri, Act *acts)
 /* Activation applied to variable v (a plain name) in the computation type. */
 static const char *act_expr(const Act *a, const char *v, DType at)
 {
-    const char *f = at == DT_DOUBLE ? "" : "f";
-    const char *al = fconst(a->alpha, at), *be = fconst(a->beta, at);
+    const char *f = libm_sfx(at);
+    const char *al = float_lit(a->alpha, at), *be = float_lit(a->beta, at);
     const char *nm = a->name;
     if (!strcmp(nm, "sigmoid")) return strf("1 / (1 + exp%s(-%s))", f, v);
     if (!strcmp(nm, "tanh")) return strf("tanh%s(%s)", f, v);
@@ -219,7 +209,7 @@ static const char *act_expr(const Act *a, const char *v, DType at)
 static void apply(Buf *b, const char *ind, const Act *a, const char *v, double clip, DType at)
 {
     if (clip > 0) {
-        const char *c = fconst(clip, at);
+        const char *c = float_lit(clip, at);
         buf_printf(b, "%s%s = %s < -%s ? -%s : %s > %s ? %s : %s;\n", ind, v, v, c, c, v, c, c, v);
     }
     buf_printf(b, "%s%s = %s;\n", ind, v, act_expr(a, v, at));
@@ -244,16 +234,6 @@ static void rnn_infer(Node *n)
     read_acts(n, &ri, acts);
 }
 
-static const char *load(DType t, const char *x)
-{
-    return t == DT_FLOAT16 ? strf("mlbc_h2f(%s)", x) : x;
-}
-
-static const char *store(DType t, const char *x)
-{
-    return t == DT_FLOAT16 ? strf("mlbc_f2h(%s)", x) : x;
-}
-
 /* "p + off", or "p" when off is 0. */
 static const char *at_off(const char *p, int64_t off)
 {
@@ -265,7 +245,7 @@ static void rnn_emit(Emit *e, Node *n)
     RnnInfo ri;
     rnn_info(n, &ri);
     int G = ri.gates;
-    DType t = n->in[IN_X]->dt, at = is_half(t) ? DT_FLOAT : t;
+    DType t = n->in[IN_X]->dt, at = calc_type(t);
     const char *T = dtype_ctype(t), *A = dtype_ctype(at);
     int64_t S = ri.seq, D = ri.dirs, B = ri.batch, H = ri.hid, I = ri.in;
     Value *x = n->in[IN_X], *w = n->in[IN_W], *r = n->in[IN_R], *bias = input(n, IN_B);
@@ -291,8 +271,7 @@ static void rnn_emit(Emit *e, Node *n)
         runtime_lens = 1;
     }
 
-    if (is_half(t))
-        helper(e, "half");
+    half_helper(e, t);
     const char *sfx = t == DT_FLOAT16 ? "h" : t == DT_DOUBLE ? "d" : "f";
     helper(e, strf("rnn_dot_%s", sfx));
     const char *dot = strf("mlbc_dot_%s", sfx);
@@ -311,13 +290,14 @@ static void rnn_emit(Emit *e, Node *n)
             buf_printf(&params, ", const %s *restrict bb", T);
             buf_printf(&call, ", %s", at_off(ref(e, bias), d * 2 * G * H));
             buf_printf(&pro, "    for (j = 0; j < %s; j++)\n", lit(G * H));
-            buf_printf(&pro, "%sbias[j] = %s + %s;\n", i8, load(t, "bb[j]"),
-                       load(t, strf("bb[%s + j]", lit(G * H))));
+            buf_printf(&pro, "%sbias[j] = %s + %s;\n", i8, load_elem(t, "bb[j]"),
+                       load_elem(t, strf("bb[%s + j]", lit(G * H))));
             if (lbr) {
                 buf_printf(&pro, "    for (j = 0; j < %s; j++) {\n", lit(H));
                 buf_printf(&pro, "%sbias[%s + j] = %s;\n", i8, lit(2 * H),
-                           load(t, strf("bb[%s + j]", lit(2 * H))));
-                buf_printf(&pro, "%srbh[j] = %s;\n", i8, load(t, strf("bb[%s + j]", lit(5 * H))));
+                           load_elem(t, strf("bb[%s + j]", lit(2 * H))));
+                buf_printf(&pro, "%srbh[j] = %s;\n", i8,
+                           load_elem(t, strf("bb[%s + j]", lit(5 * H))));
                 buf_printf(&pro, "    }\n");
             }
         } else {
@@ -348,12 +328,12 @@ static void rnn_emit(Emit *e, Node *n)
         if (h0) {
             buf_printf(&params, ", const %s *restrict h0", T);
             buf_printf(&call, ", %s", ref(e, h0));
-            h0e = load(t, strf("h0[%s + j]", hrow));
+            h0e = load_elem(t, strf("h0[%s + j]", hrow));
         }
         if (c0) {
             buf_printf(&params, ", const %s *restrict c0", T);
             buf_printf(&call, ", %s", ref(e, c0));
-            c0e = load(t, strf("c0[%s + j]", hrow));
+            c0e = load_elem(t, strf("c0[%s + j]", hrow));
         }
         if (p) {
             buf_printf(&params, ", const %s *restrict p", T);
@@ -363,8 +343,8 @@ static void rnn_emit(Emit *e, Node *n)
             buf_printf(&params, ", %s *restrict y", T);
             buf_printf(&call, ", %s", ref(e, y));
             buf_printf(&yzero, "%sfor (j = 0; j < %s; j++)\n%s    y[%s + j] = %s;\n", i16,
-                       lit(H), i16, YROW("s"), store(t, "0"));
-            buf_printf(&ystore, "%sy[%s + j] = %s;\n", i16, YROW("t"), store(t, "hn[j]"));
+                       lit(H), i16, YROW("s"), store_as(t, at, "0"));
+            buf_printf(&ystore, "%sy[%s + j] = %s;\n", i16, YROW("t"), store_as(t, at, "hn[j]"));
         }
         if (yh || yc) {
             buf_printf(&epi, "    for (b = 0; b < %s; b++)\n", lit(B));
@@ -372,12 +352,12 @@ static void rnn_emit(Emit *e, Node *n)
             if (yh) {
                 buf_printf(&params, ", %s *restrict yh", T);
                 buf_printf(&call, ", %s", ref(e, yh));
-                buf_printf(&epi, "%s    yh[%s + j] = %s;\n", i8, hrow, store(t, "h[b][j]"));
+                buf_printf(&epi, "%s    yh[%s + j] = %s;\n", i8, hrow, store_as(t, at, "h[b][j]"));
             }
             if (yc) {
                 buf_printf(&params, ", %s *restrict yc", T);
                 buf_printf(&call, ", %s", ref(e, yc));
-                buf_printf(&epi, "%s    yc[%s + j] = %s;\n", i8, hrow, store(t, "c[b][j]"));
+                buf_printf(&epi, "%s    yc[%s + j] = %s;\n", i8, hrow, store_as(t, at, "c[b][j]"));
             }
             buf_printf(&epi, "%s}\n", i8);
         }
@@ -390,20 +370,21 @@ static void rnn_emit(Emit *e, Node *n)
         if (G == 4) {
             tmpl = "rnn_lstm";
             if (p)
-                buf_printf(&gates, "%sgi += %s * cp;\n", i16, load(t, "p[j]"));
+                buf_printf(&gates, "%sgi += %s * cp;\n", i16, load_elem(t, "p[j]"));
             apply(&gates, i16, &act[0], "gi", clip, at);
             if (input_forget) {
                 buf_printf(&gates, "%sgf = 1 - gi;\n", i16);
             } else {
                 if (p)
                     buf_printf(&gates, "%sgf += %s * cp;\n", i16,
-                               load(t, strf("p[%s + j]", lit(2 * H))));
+                               load_elem(t, strf("p[%s + j]", lit(2 * H))));
                 apply(&gates, i16, &act[0], "gf", clip, at);
             }
             apply(&gates, i16, &act[1], "gc", clip, at);
             buf_printf(&gates, "%scn = gf * cp + gi * gc;\n", i16);
             if (p)
-                buf_printf(&gates, "%sgo += %s * cn;\n", i16, load(t, strf("p[%s + j]", lit(H))));
+                buf_printf(&gates, "%sgo += %s * cn;\n", i16,
+                           load_elem(t, strf("p[%s + j]", lit(H))));
             apply(&gates, i16, &act[0], "go", clip, at);
             buf_printf(&gates, "%shn[j] = go * (%s);\n", i16, act_expr(&act[2], "cn", at));
         } else if (G == 3) {
@@ -446,7 +427,7 @@ static void rnn_emit(Emit *e, Node *n)
             "BATCH", lit(B), "H", lit(H), "I", lit(I), "SEQ", lit(S), "DOT", dot,
             "PROLOGUE", pro.p ? pro.p : "", "EPILOGUE", epi.p ? epi.p : "",
             "H0", h0e, "C0", c0e, "LEN", len,
-            "TIME", reverse ? "len - 1 - s" : "s", "XLOAD", load(t, strf("x[%s + i]", xrow)),
+            "TIME", reverse ? "len - 1 - s" : "s", "XLOAD", load_elem(t, strf("x[%s + i]", xrow)),
             "YZERO", yzero.p ? yzero.p : "", "YSTORE", ystore.p ? ystore.p : "",
             "GATES", gates.p ? gates.p : "", "ZR", zr.p ? zr.p : "",
             "HGATE", hgate.p ? hgate.p : "", "RH", rh, "DECL", decl, NULL);

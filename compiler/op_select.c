@@ -13,8 +13,6 @@
 /* Largest item count of Unique: the kernel's work arrays live on the stack. */
 #define MAX_UNIQUE_ITEMS 32768
 
-static int is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
-
 static void need_plain(Node *n, const Value *v)
 {
     if (!dtype_size(v->dt) || v->dt == DT_STRING || v->dt == DT_COMPLEX64 ||
@@ -23,20 +21,12 @@ static void need_plain(Node *n, const Value *v)
                  dtype_name(v->dt));
 }
 
-static int64_t prod(const int64_t *dim, int from, int to)
-{
-    int64_t p = 1;
-    for (int i = from; i < to; i++)
-        p *= dim[i];
-    return p;
-}
-
 /* ---- NonZero ---- */
 
 /* Element i of a constant is non-zero (16-bit floats by their bits: -0 is zero). */
 static int const_nonzero(const Value *v, int64_t i)
 {
-    if (is_half(v->dt))
+    if (dtype_is_half(v->dt))
         return (((const uint16_t *)v->data)[i] & 0x7fff) != 0;
     if (dtype_is_float(v->dt)) {
         double x = value_get_f(v, i);
@@ -106,7 +96,7 @@ static void nonzero_emit(Emit *e, Node *n)
         else
             buf_printf(&coords, "            %s = %s %% %s;\n", dst, q, lit(x->dim[a]));
     }
-    const char *nz = is_half(x->dt) ? "(x[i] & 0x7fff) != 0" : "x[i] != 0";
+    const char *nz = dtype_is_half(x->dt) ? "(x[i] & 0x7fff) != 0" : "x[i] != 0";
     const char *fn = kernel(e, n, "select_nonzero",
         "DOC", strf("NonZero of %s%s -> int64%s", dtype_name(x->dt), shape_str(x),
                     shape_str(y)),
@@ -117,24 +107,6 @@ static void nonzero_emit(Emit *e, Node *n)
 }
 
 /* ---- Unique ---- */
-
-/* x viewed as [outer, items, inner] around the axis (flattened without one). */
-static int unique_view(Node *n, int64_t *outer, int64_t *m, int64_t *inner)
-{
-    Value *x = n->in[0];
-    if (!attr(n, "axis")) {
-        *outer = *inner = 1;
-        *m = numel(x);
-        return -1;
-    }
-    if (x->rank < 1)
-        node_die(n, "input '%s' must have rank >= 1 for an axis", x->name);
-    int a = norm_axis(n, attr_int(n, "axis", 0), x->rank);
-    *outer = prod(x->dim, 0, a);
-    *m = x->dim[a];
-    *inner = prod(x->dim, a + 1, x->rank);
-    return a;
-}
 
 /* Items a and b of a constant are equal (NaN equals NaN, as in the kernel). */
 static int const_items_equal(const Value *x, int64_t outer, int64_t m, int64_t inner,
@@ -164,7 +136,7 @@ static void unique_infer(Node *n)
     Value *x = n->in[0];
     need_plain(n, x);
     int64_t outer, m, inner;
-    int a = unique_view(n, &outer, &m, &inner);
+    int a = axis_view(n, "for an axis", &outer, &m, &inner);
     if (m > MAX_UNIQUE_ITEMS)
         node_die(n, "%lld items are more than the %d supported (the kernel's work arrays "
                  "are on the stack)", (long long)m, MAX_UNIQUE_ITEMS);
@@ -242,17 +214,12 @@ static void unique_emit(Emit *e, Node *n)
 {
     Value *x = n->in[0], *y = n->out[0];
     int64_t outer, m, inner;
-    int a = unique_view(n, &outer, &m, &inner);
+    int a = axis_view(n, "for an axis", &outer, &m, &inner);
     int64_t u = n->out[0]->dim[a < 0 ? 0 : a];
     int sorted = attr_int(n, "sorted", 1) != 0;
-    const char *ld = "%s";
-    const char *ct = dtype_ctype(x->dt);
-    if (is_half(x->dt)) {
-        helper(e, "half");
-        ld = x->dt == DT_FLOAT16 ? "mlbc_h2f(%s)" : "mlbc_bf2f(%s)";
-        ct = "float";
-    }
-    int fl = dtype_is_float(x->dt) || is_half(x->dt);
+    const char *ct = dtype_ctype(calc_type(x->dt));
+    half_helper(e, x->dt);
+    int fl = dtype_is_floatish(x->dt);
     const char *item = strf("x[(o * %s + %%s) * %s + i]", lit(m), lit(inner));
     const char *order = sorted
         ? strf("    for (g = 0; g < %s; g++)\n        pos[g] = g;\n", lit(u))
@@ -264,7 +231,8 @@ static void unique_emit(Emit *e, Node *n)
                     shape_str(x), (long long)u),
         "T", dtype_ctype(x->dt), "CT", ct, "O", lit(outer), "I", lit(inner), "M", lit(m),
         "U", lit(u), "MA", lit(m > 0 ? m : 1), "UA", lit(u > 0 ? u : 1),
-        "LOADA", strf(ld, strf(item, "a")), "LOADB", strf(ld, strf(item, "b")),
+        "LOADA", load_elem(x->dt, strf(item, "a")),
+        "LOADB", load_elem(x->dt, strf(item, "b")),
         "PLTQ", fl ? "p < q || (p == p && q != q)" : "p < q",
         "QLTP", fl ? "q < p || (q == q && p != p)" : "q < p", "ORDER", order, NULL);
     check(e, strf("%s(%s, %s, %s, %s, %s) == 0", fn, ref(e, x), ref(e, y), opt_ref(e, n, 1),

@@ -80,23 +80,6 @@ static int window_fold(Node *n)
     return 1;
 }
 
-static const char *dlit(double x)
-{
-    char s[40];
-    snprintf(s, sizeof s, "%.17g", x);
-    return strpbrk(s, ".en") ? strf("%s", s) : strf("%s.0", s);
-}
-
-/* Conversion of double v to element type t. */
-static const char *store_expr(DType t, const char *v)
-{
-    if (t == DT_FLOAT16)
-        return strf("mlbc_f2h((float)%s)", v);
-    if (t == DT_BFLOAT16)
-        return strf("mlbc_f2bf((float)%s)", v);
-    return strf("(%s)%s", dtype_ctype(t), v);
-}
-
 static void window_emit(Emit *e, Node *n)
 {
     Value *s = n->in[0], *y = n->out[0];
@@ -104,16 +87,16 @@ static void window_emit(Emit *e, Node *n)
     double a0, a1, a2;
     window_coeffs(n, &a0, &a1, &a2);
     int periodic = attr_int(n, "periodic", 1) != 0;
-    if (y->dt == DT_FLOAT16 || y->dt == DT_BFLOAT16)
-        helper(e, "half");
+    half_helper(e, y->dt);
     const char *chk = s->data ? "" : strf("    if (size[0] != %s)\n        return 0;\n",
                                           lit(len));
     const char *fn = kernel(e, n, "signal_window",
         "DOC", strf("%s (%s) of %lld points -> %s", n->op, periodic ? "periodic" : "symmetric",
                     (long long)len, dtype_name(y->dt)),
         "ST", dtype_ctype(s->dt), "T", dtype_ctype(y->dt), "CHECK", chk, "N", lit(len),
-        "D", dlit((double)(periodic ? len : len - 1)), "A0", dlit(a0), "A1", dlit(a1),
-        "A2", dlit(a2), "STORE", store_expr(y->dt, "v"), NULL);
+        "D", float_lit((double)(periodic ? len : len - 1), DT_DOUBLE),
+        "A0", float_lit(a0, DT_DOUBLE), "A1", float_lit(a1, DT_DOUBLE),
+        "A2", float_lit(a2, DT_DOUBLE), "STORE", store_elem(y->dt, "v"), NULL);
     if (s->data)
         stmt(e, "%s(%s, %s);", fn, ref(e, s), ref(e, y));
     else
@@ -141,19 +124,9 @@ static void det_emit(Emit *e, Node *n)
 {
     Value *x = n->in[0], *y = n->out[0];
     int64_t m = x->dim[x->rank - 1];
-    const char *load = "(double)x[b * ${MM} + i]";
-    const char *store = "det";
-    if (x->dt == DT_FLOAT16) {
-        load = "(double)mlbc_h2f(x[b * ${MM} + i])";
-        store = "mlbc_f2h((float)det)";
-    } else if (x->dt == DT_BFLOAT16) {
-        load = "(double)mlbc_bf2f(x[b * ${MM} + i])";
-        store = "mlbc_f2bf((float)det)";
-    } else if (x->dt == DT_FLOAT) {
-        store = "(float)det";
-    }
-    if (x->dt == DT_FLOAT16 || x->dt == DT_BFLOAT16)
-        helper(e, "half");
+    const char *load = strf("(double)%s", load_elem(x->dt, "x[b * ${MM} + i]"));
+    const char *store = store_as(x->dt, DT_DOUBLE, "det");
+    half_helper(e, x->dt);
     /* LOAD refers to ${MM}: substitute it here. */
     const char *mm = lit(m * m > 0 ? m * m : 1);
     Buf l = {0};

@@ -16,44 +16,8 @@
 /* Largest transform length of DFT: its twiddle table lives on the stack. */
 #define MAX_DFT_LENGTH 16384
 
-static int is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
-
 static const DType float_types[] = {DT_FLOAT, DT_DOUBLE, DT_FLOAT16, DT_BFLOAT16, DT_UNDEF};
 static const DType int_types[] = {DT_INT32, DT_INT64, DT_UNDEF};
-
-static int64_t prod(const int64_t *dim, int from, int to)
-{
-    int64_t p = 1;
-    for (int i = from; i < to; i++)
-        p *= dim[i];
-    return p;
-}
-
-static void need_scalar(Node *n, const Value *v, const char *what)
-{
-    if (numel(v) != 1 || v->rank > 1)
-        node_die(n, "%s '%s' must be a scalar (or a 1-element tensor), not %s", what, v->name,
-                 shape_str(v));
-}
-
-/* Element expression E of type t read as a C number (16-bit floats converted). */
-static const char *load(Emit *e, DType t, const char *x)
-{
-    if (!is_half(t))
-        return x;
-    helper(e, "half");
-    return strf("%s(%s)", t == DT_FLOAT16 ? "mlbc_h2f" : "mlbc_bf2f", x);
-}
-
-/* Double expression v stored as element type t. */
-static const char *store(Emit *e, DType t, const char *v)
-{
-    if (t == DT_FLOAT16 || t == DT_BFLOAT16) {
-        helper(e, "half");
-        return strf("%s((float)(%s))", t == DT_FLOAT16 ? "mlbc_f2h" : "mlbc_f2bf", v);
-    }
-    return strf("(%s)(%s)", dtype_ctype(t), v);
-}
 
 /* ---- DFT ---- */
 
@@ -140,11 +104,12 @@ static void dft_emit(Emit *e, Node *n)
     int64_t L = !dl ? x->dim[a] : dl->data ? value_get_i(dl, 0)
                                             : onesided ? 2 * (bins - 1) : bins;
     int64_t S = x->dim[a], C = x->dim[r - 1], NS = S < L ? S : L;
-    int64_t inner = prod(x->dim, a + 1, r - 1), outer = prod(x->dim, 0, a);
+    int64_t inner = dims_prod(x->dim, a + 1, r - 1), outer = dims_prod(x->dim, 0, a);
     int rt = dl && !dl->data;
     const char *xn = strf("xs[n * %s]", lit(inner * C));
     const char *xi = C == 2 ? strf("xs[n * %s + 1]", lit(inner * C)) : NULL;
     const char *scale = inverse ? strf(" / %s", lit(L)) : "";
+    half_helper(e, x->dt);
     const char *fn = kernel(e, n, "spectral_dft",
         "DOC", strf("DFT%s%s of %s%s along axis %d, %lld points -> %s", inverse ? " (inverse)" : "",
                     onesided ? " (one-sided)" : "", dtype_name(x->dt), shape_str(x), a,
@@ -157,12 +122,12 @@ static void dft_emit(Emit *e, Node *n)
         "L", lit(L), "NS", lit(NS), "NSA", lit(NS > 0 ? NS : 1), "OUTER", lit(outer),
         "INNER", lit(inner), "C", lit(C), "XO", lit(S * inner * C), "YO", lit(bins * inner * 2),
         "YS", lit(inner * 2), "BINS", lit(bins),
-        "LOADR", strf("(double)%s", load(e, x->dt, xn)),
-        "LOADI", xi ? strf("(double)%s", load(e, x->dt, xi)) : "0.0",
+        "LOADR", strf("(double)%s", load_elem(x->dt, xn)),
+        "LOADI", xi ? strf("(double)%s", load_elem(x->dt, xi)) : "0.0",
         "RE", inverse ? "xr[n] * cs[m] - xi[n] * sn[m]" : "xr[n] * cs[m] + xi[n] * sn[m]",
         "IM", inverse ? "xi[n] * cs[m] + xr[n] * sn[m]" : "xi[n] * cs[m] - xr[n] * sn[m]",
-        "STORERE", store(e, x->dt, strf("re%s", scale)),
-        "STOREIM", store(e, x->dt, strf("im%s", scale)), NULL);
+        "STORERE", store_elem(x->dt, strf("re%s", scale)),
+        "STOREIM", store_elem(x->dt, strf("im%s", scale)), NULL);
     if (rt)
         check(e, strf("%s(%s, %s, %s)", fn, ref(e, x), ref(e, dl), ref(e, y)),
               "DFT: dft_length disagrees with the declared output shape");
@@ -233,7 +198,7 @@ static int mel_fold(Node *n)
     for (int i = 0; i < 5; i++)
         if (!n->in[i]->data)
             return 0;
-    if (is_half(y->dt))
+    if (dtype_is_half(y->dt))
         return 0;
     int64_t M = y->dim[1], NB = y->dim[0];
     double dl = (double)value_get_i(n->in[1], 0), sr = (double)value_get_i(n->in[2], 0);
@@ -277,15 +242,17 @@ static void mel_emit(Emit *e, Node *n)
     const char *ct = dbl ? "double" : "float";
     const char *tomel = dbl ? "2595.0 * log10(1.0 + %s / 700.0)"
                             : "2595.0f * log10f(1.0f + %s / 700.0f)";
+    half_helper(e, ft);
+    half_helper(e, y->dt);
     const char *fn = kernel(e, n, "spectral_mel",
         "DOC", strf("MelWeightMatrix %s -> %s", dtype_name(y->dt), shape_str(y)),
         "IT", dtype_ctype(n->in[0]->dt), "FT", dtype_ctype(ft), "T", dtype_ctype(y->dt),
         "CT", ct, "M", lit(y->dim[1]), "NB", lit(y->dim[0]), "NY", lit(numel(y)),
-        "TOMEL_LO", strf(tomel, load(e, ft, "lower_edge[0]")),
-        "TOMEL_HI", strf(tomel, load(e, ft, "upper_edge[0]")),
-        "ONE", store(e, y->dt, "1.0"),
-        "STORE_UP", store(e, y->dt, "(double)(j - left) / (double)(centre - left)"),
-        "STORE_DOWN", store(e, y->dt, "(double)(right - j) / (double)(right - centre)"), NULL);
+        "TOMEL_LO", strf(tomel, load_elem(ft, "lower_edge[0]")),
+        "TOMEL_HI", strf(tomel, load_elem(ft, "upper_edge[0]")),
+        "ONE", store_elem(y->dt, "1.0"),
+        "STORE_UP", store_elem(y->dt, "(double)(j - left) / (double)(centre - left)"),
+        "STORE_DOWN", store_elem(y->dt, "(double)(right - j) / (double)(right - centre)"), NULL);
     check(e, strf("%s(%s, %s, %s, %s, %s, %s)", fn, ref(e, n->in[0]), ref(e, n->in[1]),
                   ref(e, n->in[2]), ref(e, lo), ref(e, n->in[4]), ref(e, y)),
           "MelWeightMatrix: num_mel_bins or dft_length disagrees with the output shape");

@@ -1,4 +1,7 @@
-/* ophelp.c - small helpers shared by the operator files: shapes, attributes, constants. */
+/* ophelp.c - small helpers shared by the operator files: shapes, attributes, constants, and
+ * the C expressions they write into generated code (16-bit float loads/stores, literals). */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlbc.h"
@@ -19,6 +22,14 @@ int64_t numel_dims(int rank, const int64_t *dim)
     for (int i = 0; i < rank; i++)
         n *= dim[i];
     return n;
+}
+
+int64_t dims_prod(const int64_t *dim, int from, int to)
+{
+    int64_t p = 1;
+    for (int i = from; i < to; i++)
+        p *= dim[i];
+    return p;
 }
 
 int64_t numel(const Value *v) { return numel_dims(v->rank, v->dim); }
@@ -72,6 +83,23 @@ int norm_axis(Node *n, int64_t axis, int rank)
     return (int)(axis < 0 ? axis + rank : axis);
 }
 
+int axis_view(Node *n, const char *why, int64_t *outer, int64_t *size, int64_t *inner)
+{
+    Value *x = n->in[0];
+    if (!attr(n, "axis")) {
+        *outer = *inner = 1;
+        *size = numel(x);
+        return -1;
+    }
+    if (x->rank < 1)
+        node_die(n, "input '%s' must have rank >= 1 %s", x->name, why);
+    int a = norm_axis(n, attr_int(n, "axis", 0), x->rank);
+    *outer = dims_prod(x->dim, 0, a);
+    *size = x->dim[a];
+    *inner = dims_prod(x->dim, a + 1, x->rank);
+    return a;
+}
+
 void need_type(Node *n, const Value *v, const DType *allowed)
 {
     for (; *allowed; allowed++)
@@ -94,6 +122,20 @@ void need_const(Node *n, int i)
     if (v && !v->data)
         node_die(n, "input %d ('%s') must be a constant (an initializer or computable at "
                  "compile time)", i, v->name);
+}
+
+void need_floatish(Node *n, const Value *v)
+{
+    if (!dtype_is_floatish(v->dt))
+        node_die(n, "input '%s' has element type %s; this op needs a float type", v->name,
+                 dtype_name(v->dt));
+}
+
+void need_scalar(Node *n, const Value *v, const char *what)
+{
+    if (numel(v) != 1 || v->rank > 1)
+        node_die(n, "%s '%s' must be a scalar (or a 1-element tensor), not %s", what, v->name,
+                 shape_str(v));
 }
 
 Value *input(Node *n, int i) { return i < n->nin ? n->in[i] : NULL; }
@@ -290,4 +332,177 @@ int use_declared(Node *n, int i, DType dt)
             return 0;
     set_output(n, i, dt, v->decl_rank, v->decl_dim);
     return 1;
+}
+
+/* ---- C expressions for generated code ---- */
+
+int dtype_is_half(DType t) { return t == DT_FLOAT16 || t == DT_BFLOAT16; }
+
+int dtype_is_floatish(DType t) { return dtype_is_float(t) || dtype_is_half(t); }
+
+DType calc_type(DType t) { return dtype_is_half(t) ? DT_FLOAT : t; }
+
+int64_t nbytes(const Value *v) { return numel(v) * (int64_t)dtype_size(v->dt); }
+
+void half_helper(Emit *e, DType t)
+{
+    if (dtype_is_half(t))
+        helper(e, "half");
+}
+
+const char *load_elem(DType t, const char *x)
+{
+    if (t == DT_FLOAT16)
+        return strf("mlbc_h2f(%s)", x);
+    if (t == DT_BFLOAT16)
+        return strf("mlbc_bf2f(%s)", x);
+    return x;
+}
+
+const char *load_as(DType t, DType ct, const char *x)
+{
+    if (dtype_is_half(t) || t == ct)
+        return load_elem(t, x);
+    return strf("(%s)%s", dtype_ctype(ct), x);
+}
+
+const char *store_elem(DType t, const char *x)
+{
+    if (t == DT_FLOAT16)
+        return strf("mlbc_f2h((float)(%s))", x);
+    if (t == DT_BFLOAT16)
+        return strf("mlbc_f2bf((float)(%s))", x);
+    if (t == DT_BOOL)
+        return strf("(%s) != 0", x);
+    return strf("(%s)(%s)", dtype_ctype(t), x);
+}
+
+const char *store_as(DType t, DType ct, const char *x)
+{
+    return t == ct && !dtype_is_half(t) ? x : store_elem(t, x);
+}
+
+const char *libm_sfx(DType calc) { return calc == DT_DOUBLE ? "" : "f"; }
+
+const char *libm_suffix(const char *expr, DType calc)
+{
+    Buf b = {0};
+    for (const char *p = expr; *p; p++)
+        if (*p == '@')
+            buf_puts(&b, libm_sfx(calc));
+        else
+            buf_put(&b, p, 1);
+    return b.p ? b.p : "";
+}
+
+/* %.17g of a double, %.9g of a float, read back to the same value; x's own %.9g text where
+ * it names the same float (1e-05f rather than 9.99999975e-06f); ".0" keeps an integral value
+ * a floating constant. */
+void buf_float_lit(Buf *b, double x, DType calc)
+{
+    int dbl = calc == DT_DOUBLE;
+    double v = dbl ? x : (double)(float)x;
+    if (isnan(v)) {
+        buf_puts(b, "NAN");
+    } else if (isinf(v)) {
+        buf_puts(b, v > 0 ? "INFINITY" : "-INFINITY");
+    } else {
+        char s[48];
+        snprintf(s, sizeof s, dbl ? "%.17g" : "%.9g", x);
+        if (!dbl && strtof(s, NULL) != (float)x)
+            snprintf(s, sizeof s, "%.9g", v);
+        buf_printf(b, strpbrk(s, ".e") ? "%s%s" : "%s.0%s", s, dbl ? "" : "f");
+    }
+}
+
+const char *float_lit(double x, DType calc)
+{
+    Buf b = {0};
+    buf_float_lit(&b, x, calc);
+    return b.p;
+}
+
+void buf_acc_lit(Buf *b, DType ct, double f, int64_t i)
+{
+    if (ct == DT_FLOAT || ct == DT_DOUBLE)
+        buf_float_lit(b, f, ct);
+    else if (ct == DT_UINT32)
+        buf_printf(b, "%luu", (unsigned long)(uint32_t)i);
+    else
+        buf_printf(b, "%lluULL", (unsigned long long)(uint64_t)i);
+}
+
+int pow2ceil(int64_t x)
+{
+    int r = 1;
+    while (r < x)
+        r *= 2;
+    return r;
+}
+
+void buf_line(Buf *b, int ind, const char *fmt, ...)
+{
+    va_list ap;
+    char s[2048];
+    va_start(ap, fmt);
+    vsnprintf(s, sizeof s, fmt, ap);
+    va_end(ap);
+    buf_printf(b, "%*s%s\n", 4 * ind, "", s);
+}
+
+/* ---- shape-like inputs ---- */
+
+double no_flops(Node *n) { return 0; }
+
+Value *need_input(Node *n, int i, const char *what)
+{
+    Value *v = input(n, i);
+    if (!v)
+        node_die(n, "input %d (%s) is required", i, what);
+    if (!dtype_size(v->dt) || v->dt == DT_STRING)
+        node_die(n, "input '%s' has element type %s, which is not supported", v->name,
+                 dtype_name(v->dt));
+    return v;
+}
+
+Value *need_ints(Node *n, int i, const char *what)
+{
+    Value *v = need_input(n, i, what);
+    if (v->dt != DT_INT64 && v->dt != DT_INT32)
+        node_die(n, "input %d (%s) must be int64, not %s", i, what, dtype_name(v->dt));
+    if (v->rank > 1)
+        node_die(n, "input %d (%s) must be 1-D, not of shape %s", i, what, shape_str(v));
+    return v;
+}
+
+int64_t ints_count(const Value *v) { return v->rank ? v->dim[0] : 1; }
+
+void declared_or_die(Node *n, int out, DType dt, int in)
+{
+    if (!use_declared(n, out, dt))
+        node_die(n, "output '%s' depends on the data of input '%s', which is not constant; "
+                 "make that input an initializer or declare a static shape for '%s'",
+                 n->out[out]->name, n->in[in]->name, n->out[out]->name);
+}
+
+const char *dims_doc(const Value *v) { return strf("%s%s", dtype_name(v->dt), shape_str(v)); }
+
+void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why)
+{
+    const char *fn = kernel(e, n, "shape_check", "DOC", why, "T", dtype_ctype(s->dt), "COND",
+                            cond, NULL);
+    check(e, strf("%s(%s)", fn, ref(e, s)), why);
+}
+
+void cond_and(Buf *b, const char *term)
+{
+    if (b->len)
+        buf_puts(b, " &&\n           ");
+    buf_puts(b, term);
+}
+
+const char *elem_lit(DType t, const void *p)
+{
+    Value v = {.dt = t, .data = (void *)p, .rank = 0};
+    return cval(&v, 0);
 }
