@@ -650,7 +650,7 @@ def t_dev_include_default(ctx):
     (callee_basic_block_count stays the real count, unlike clang-19's flag, llvm-mlgo.md
     §13.1); replying it gives the default -O2 object byte for byte."""
     d = ctx.fresh("dev-default")
-    src = "compiler/op_select.c"
+    src = "tests/llvm/mixed.c"
     seen = {"default": [], "bb": []}
 
     def pol(f, c, i):
