@@ -304,6 +304,8 @@ def main():
     mlbc_table("fully-connected layer y = x.W + b, float32, batch 1, N inputs x M outputs",
                fcs, dram_bw)
     reference_table(refs, dram_bw)
+    import roundtrip  # the ML-Compiler-Bridge round-trip study (bench/README.md, "Round trip")
+    roundtrip.study(args.build)
     print("\n(%.0f s)" % (time.time() - t_start))
 
 

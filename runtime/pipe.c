@@ -41,6 +41,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -49,6 +50,7 @@
 
 #define DEFAULT_TIMEOUT_MS 10000
 #define MAX_ADVICE_BYTES ((size_t)16 << 20)     /* an advice tensor larger than this is refused */
+#define MAX_IOV_INPUTS 64                     /* more inputs: one copied buffer */
 #define JSON_REPLY_SLACK 4096                    /* JSON reply limit: slack + 64 bytes/element */
 
 typedef struct ctx_count {
@@ -72,6 +74,7 @@ typedef struct pipe_impl {
     int nctxs, capctxs, cur;
     char *out_path;                 /* BASE.out, for reconnecting */
     int confirmed;                  /* a complete reply has arrived in this session */
+    int payload;                    /* send_record appends the inputs and "\n" (LLVM) */
     jbuf pre;                       /* all sent while unconfirmed, to resend on reconnect */
     jbuf out;                       /* the record being written */
     unsigned char *rbuf;            /* a Bridge reply being read (at most reply_limit) */
@@ -126,29 +129,6 @@ static void jb_printf(jbuf *b, const char *fmt, ...)
 
 /* ---- descriptor I/O with deadlines ------------------------------------------------------ */
 
-/* write() with SIGPIPE blocked for this thread; a SIGPIPE raised by this write is consumed
- * so that it is not delivered when the mask is restored. */
-static ssize_t write_nosigpipe(int fd, const void *data, size_t n)
-{
-    sigset_t pipe_set, old, pending;
-    sigemptyset(&pipe_set);
-    sigaddset(&pipe_set, SIGPIPE);
-    sigemptyset(&pending);
-    sigpending(&pending);
-    int was_pending = sigismember(&pending, SIGPIPE) == 1;
-    pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
-    ssize_t w = write(fd, data, n);
-    int e = errno;
-    if (w < 0 && e == EPIPE && !was_pending) {
-        struct timespec zero = {0, 0};
-        while (sigtimedwait(&pipe_set, NULL, &zero) < 0 && errno == EINTR) {
-        }
-    }
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    errno = e;
-    return w;
-}
-
 /* ---- opening ------------------------------------------------------------------------------ */
 
 /* Opens path with flags|O_NONBLOCK, retrying while the FIFO has no peer (ENXIO) or does not
@@ -191,17 +171,29 @@ static int open_with_deadline(const char *path, int flags, int64_t deadline, int
     }
 }
 
-/* Writes len bytes until done or the deadline. 0, or -EPIPE (no reader), -ETIMEDOUT, or
- * another -errno. *sent counts the bytes written. */
-static int write_all(pipe_impl *p, const char *data, size_t len, int64_t deadline,
-                     size_t *sent)
+/* Writes the iovecs until done or the deadline (SIGPIPE is blocked by the caller). 0, or
+ * -EPIPE (no reader), -ETIMEDOUT, or another -errno. *sent counts the bytes written. */
+static int write_iov(pipe_impl *p, struct iovec *iov, int n, int64_t deadline, size_t *sent)
 {
     size_t off = 0;
     int rc = 0;
-    while (off < len) {
-        ssize_t w = write_nosigpipe(p->out_fd, data + off, len - off);
+    while (n > 0 && iov->iov_len == 0) {
+        iov++;
+        n--;
+    }
+    while (n > 0) {
+        ssize_t w = writev(p->out_fd, iov, n > IOV_MAX ? IOV_MAX : n);
         if (w > 0) {
             off += (size_t)w;
+            while (n > 0 && (size_t)w >= iov->iov_len) {
+                w -= (ssize_t)iov->iov_len;
+                iov++;
+                n--;
+            }
+            if (n > 0) {
+                iov->iov_base = (char *)iov->iov_base + w;
+                iov->iov_len -= (size_t)w;
+            }
             continue;
         }
         if (w < 0 && errno == EINTR)
@@ -212,12 +204,12 @@ static int write_all(pipe_impl *p, const char *data, size_t len, int64_t deadlin
         }
         struct pollfd pfd = {p->out_fd, POLLOUT, 0};
         int left = remaining_ms(deadline);
-        int n = left ? poll(&pfd, 1, left) : 0;
-        if (n < 0 && errno != EINTR) {
+        int k = left ? poll(&pfd, 1, left) : 0;
+        if (k < 0 && errno != EINTR) {
             rc = -errno;
             break;
         }
-        if (n == 0) {
+        if (k == 0) {
             rc = -ETIMEDOUT;
             break;
         }
@@ -225,6 +217,44 @@ static int write_all(pipe_impl *p, const char *data, size_t len, int64_t deadlin
     if (sent)
         *sent = off;
     return rc;
+}
+
+static int write_all(pipe_impl *p, const char *data, size_t len, int64_t deadline,
+                     size_t *sent)
+{
+    struct iovec v = {(void *)data, len};
+    return write_iov(p, &v, 1, deadline, sent);
+}
+
+/* SIGPIPE blocked for this thread around a whole record; one raised by its writes is
+ * consumed before the mask is restored (the process-wide disposition is never touched). */
+typedef struct sigpipe_guard {
+    sigset_t set, old;
+    int was_pending;
+} sigpipe_guard;
+
+static void sigpipe_block(sigpipe_guard *g)
+{
+    sigemptyset(&g->set);
+    sigaddset(&g->set, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &g->set, &g->old);
+    g->was_pending = 0;
+    if (sigismember(&g->old, SIGPIPE) == 1) {   /* already blocked: one may be pending */
+        sigset_t pending;
+        sigemptyset(&pending);
+        sigpending(&pending);
+        g->was_pending = sigismember(&pending, SIGPIPE) == 1;
+    }
+}
+
+static void sigpipe_restore(sigpipe_guard *g, int got_epipe)
+{
+    if (got_epipe && !g->was_pending) {
+        struct timespec zero = {0, 0};
+        while (sigtimedwait(&g->set, NULL, &zero) < 0 && errno == EINTR) {
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
 /* Writes the record in p->out. 0 on success; else the runner failed with a message.
@@ -241,21 +271,49 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
         runner_fail(r, "pipe %s: out of memory", p->base);
         return -1;
     }
-    int rc = write_all(p, p->out.data, p->out.len, deadline, &sent);
+    /* the record: p->out, then (an LLVM observation) the inputs and "\n" without a copy */
+    struct iovec iov[2 + MAX_IOV_INPUTS];
+    int niov = 0;
+    size_t total = p->out.len;
+    iov[niov++] = (struct iovec){p->out.data, p->out.len};
+    if (p->payload) {
+        for (int i = 0; i < r->ninputs; i++) {
+            size_t nb = mlbc_spec_bytes(&r->specs[i]);
+            iov[niov++] = (struct iovec){r->inputs[i], nb};
+            total += nb;
+        }
+        iov[niov++] = (struct iovec){"\n", 1};
+        total += 1;
+    }
+    sigpipe_guard guard;
+    sigpipe_block(&guard);
+    int rc = write_iov(p, iov, niov, deadline, &sent);
+    int epipe = rc == -EPIPE;
     while (rc == -EPIPE && !p->confirmed) {
         close(p->out_fd);
         p->out_fd = open_with_deadline(p->out_path, O_WRONLY, deadline, p->timeout_ms,
                                        "observations to the host", err, sizeof err);
         if (p->out_fd < 0) {
+            sigpipe_restore(&guard, epipe);
             runner_fail(r, "pipe %s: the host closed %s.out before its first answer (while "
                         "the compiler was sending %s), and no host reopened it within %d ms",
                         p->base, p->base, what, p->timeout_ms);
             return -1;
         }
         rc = write_all(p, p->pre.data, p->pre.len, deadline, NULL);
-        if (!rc)
-            rc = write_all(p, p->out.data, p->out.len, deadline, &sent);
+        if (!rc) {
+            niov = 0;
+            iov[niov++] = (struct iovec){p->out.data, p->out.len};
+            if (p->payload) {
+                for (int i = 0; i < r->ninputs; i++)
+                    iov[niov++] = (struct iovec){r->inputs[i], mlbc_spec_bytes(&r->specs[i])};
+                iov[niov++] = (struct iovec){"\n", 1};
+            }
+            rc = write_iov(p, iov, niov, deadline, &sent);
+        }
+        epipe |= rc == -EPIPE;
     }
+    sigpipe_restore(&guard, epipe);
     if (rc == -EPIPE) {
         runner_fail(r, "pipe %s: the host closed %s.out while the compiler was sending %s "
                     "(it died or stopped reading)", p->base, p->base, what);
@@ -263,7 +321,7 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
     }
     if (rc == -ETIMEDOUT) {
         runner_fail(r, "pipe %s: the host did not read %s within %d ms (%zu of %zu bytes "
-                    "sent); is it stalled?", p->base, what, p->timeout_ms, sent, p->out.len);
+                    "sent); is it stalled?", p->base, what, p->timeout_ms, sent, total);
         return -1;
     }
     if (rc) {
@@ -271,8 +329,14 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
                     strerror(-rc));
         return -1;
     }
-    if (!p->confirmed)
+    if (!p->confirmed) {
         jb_raw(&p->pre, p->out.data, p->out.len);
+        if (p->payload) {
+            for (int i = 0; i < r->ninputs; i++)
+                jb_raw(&p->pre, r->inputs[i], mlbc_spec_bytes(&r->specs[i]));
+            jb_raw(&p->pre, "\n", 1);
+        }
+    }
     return 0;
 }
 
@@ -478,11 +542,16 @@ static void build_observation(mlbc_runner *r, pipe_impl *p)
     jbuf *b = &p->out;
     uint64_t len = 0;
     b->len = 0;
+    p->payload = 0;
     switch (p->framing) {
     case MLBC_FRAMING_LLVM: {
         ctx_count *c = &p->ctxs[p->cur];
         jb_record(b, "observation", c->next++);
         jb_raw(b, "\n", 1);
+        if (r->ninputs <= MAX_IOV_INPUTS) {
+            p->payload = 1;             /* sent from the input buffers by send_record */
+            return;
+        }
         for (int i = 0; i < r->ninputs; i++)
             jb_raw(b, r->inputs[i], mlbc_spec_bytes(&r->specs[i]));
         jb_raw(b, "\n", 1);
@@ -692,7 +761,9 @@ static const void *pipe_evaluate(mlbc_runner *r)
     if (check_no_surplus(r, p, "before this observation"))
         return NULL;
     build_observation(r, p);
-    if (send_record(r, p, "an observation") || recv_reply(r, p) ||
+    int sent = send_record(r, p, "an observation");
+    p->payload = 0;
+    if (sent || recv_reply(r, p) ||
         check_no_surplus(r, p, "right after the reply"))
         return NULL;
     if (!p->confirmed) {
