@@ -85,3 +85,6 @@ clean:
 	rm -rf $(BUILD)
 
 .PHONY: all deps test demo bench install clean
+
+train-demo: all
+	@$(PYTHON) train/train.py --build $(BUILD)
