@@ -178,7 +178,7 @@ def main():
     ap.add_argument("--out", help="output folder (default BUILD/train-out)")
     ap.add_argument("--cache", help="corpus cache (default BUILD/train-cache)")
     ap.add_argument("--manifest", help="use this corpus manifest instead of corpus.sh's")
-    ap.add_argument("--es-seconds", type=float, default=420)
+    ap.add_argument("--es-seconds", type=float, default=660)
     ap.add_argument("--es-iterations", type=int, default=1000)
     ap.add_argument("--es-pairs", type=int, default=4)
     ap.add_argument("--es-sigma", type=float, default=0.3)
