@@ -4,11 +4,14 @@
 #   sh train/corpus.sh CACHE_DIR          (make train-demo uses BUILD/train-cache)
 #
 # Installs binutils-source if it is missing (apt-get, as root, like tools/install-deps.sh),
-# unpacks libiberty, zlib and include/ from /usr/src/binutils/binutils-*.tar.xz into
-# CACHE_DIR/src, writes a minimal libiberty config.h for this machine (glibc, x86-64), keeps
+# unpacks libiberty, zlib, include, bfd, opcodes, binutils, gprof, libsframe and libctf from
+# /usr/src/binutils/binutils-*.tar.xz into CACHE_DIR/src, writes the config.h files their
+# configure scripts would write on this machine (glibc, x86-64: functions checked against
+# the symbols libc exports, headers against /usr/include) and bfd's generated headers, keeps
 # the C files that compile standalone with clang-19 -Oz -c, and lowers each one once to
 # unoptimised bitcode (clang-19 -Oz -emit-llvm -Xclang -disable-llvm-passes) so that every
-# later compilation of a candidate policy only runs the -Oz pipeline and code generation.
+# later compilation of a candidate policy only runs the -Oz pipeline and code generation
+# (the objects are the same as compiling the source). JOBS=N compilers at a time (nproc).
 #
 # Output: CACHE_DIR/corpus/manifest.tsv, one line per module:
 #     NAME <tab> train|heldout <tab> SOURCE <tab> BITCODE
