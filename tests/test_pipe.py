@@ -413,6 +413,35 @@ def test_host_robustness():
               res.ok and res.observations == 3 and res.sessions[0].contexts == ["a", "b"],
               repr(res))
 
+        # numpy features: the host reuses an observation's arrays only when the policy kept
+        # nothing of them; kept arrays, views and dicts keep their own values
+        if mlbc_gym.have_numpy():
+            script = ("os.write(fout, %r)\n"
+                      "for k in range(6):\n"
+                      "    os.write(fout, b'{\"observation\":%%d}\\n' %% k + struct.pack('=2q', k, -k) + b'\\n')\n"
+                      "    assert len(os.read(fin, 4)) == 4\n"
+                      "os.close(fout); os.close(fin)\n" % HEADER)
+            kept, seen, ids = [], [], []
+
+            def keeping(f, c, i):
+                seen.append(f["x"].tolist())
+                ids.append(id(f["x"]))
+                if i == 1:
+                    kept.append(f["x"])             # the array itself
+                elif i == 3:
+                    kept.append(f["x"][1:])         # a view of it
+                elif i == 4:
+                    kept.append(f)                  # the dict
+                return 0
+            res = mlbc_gym.serve(base, keeping, numpy=True,
+                                 command=fake_compiler(base, script), command_timeout=30)
+            got = [kept[0].tolist(), kept[1].tolist(), kept[2]["x"].tolist()]
+            check("numpy features a policy kept are never overwritten by later observations",
+                  res.ok and seen == [[k, -k] for k in range(6)] and
+                  got == [[1, -1], [-3], [4, -4]], "%r %r %r" % (res, seen, got))
+            check("numpy feature arrays are reused when the policy kept nothing of them",
+                  ids[0] == ids[1] and ids[2] == ids[3] and len(set(ids)) == 4, repr(ids))
+
         # malformed header / truncated observation: the session records an error, no hang
         for what, body in (("malformed header", b"{not json}\n"),
                            ("truncated observation", HEADER + b'{"observation":0}\n\1\2\3')):

@@ -15,20 +15,23 @@ watchdog is that retry loop: when the command exits without (re)opening the pipe
 does at -O0, the host stops instead of hanging in open().
 """
 import errno
+import io
 import os
 import select
 import stat
+import struct
 import subprocess
 import sys
 import threading
 import time
 
-from .log import LogReader
-from .specs import ProtocolError, TensorSpec, dumps, flatten, spec as _spec
+from .log import LogReader, observation_number
+from .specs import TYPES, ProtocolError, TensorSpec, dumps, flatten, spec as _spec
 
 FRAMINGS = ("llvm", "bitstream", "json")
 MAX_MESSAGE = 1 << 28           # largest Bridge message accepted (bytes)
 _SLICE = 0.05                   # poll slice, seconds
+_SLICE_MS = int(_SLICE * 1000)
 
 
 class HostError(Exception):
@@ -76,95 +79,105 @@ class ServeResult:
 
 # ---- file descriptor plumbing -------------------------------------------------------------
 
-class _FdStream:
-    """Buffered reads from a non-blocking descriptor: readline(limit) and read(n) as a file
-    object has them (short only at EOF). stop() true means the compiler has gone, so a pipe
-    it never opened counts as ended; timeout bounds the silence (None: no bound)."""
+class _FdReader(io.RawIOBase):
+    """A non-blocking descriptor as a raw stream that blocks with bounds: readinto waits in
+    poll slices, returns 0 (end of file) once stop() is true (the compiler has gone, so a
+    pipe it never opened counts as ended) and raises HostError after timeout seconds of
+    silence (None: no bound). Wrapped in io.BufferedReader (_open_stream), so readline,
+    read and readinto run in C and large payloads bypass the buffer."""
 
     def __init__(self, fd, stop, timeout=None, tee=None):
+        super().__init__()
         self.fd = fd
-        self.buf = bytearray()
-        self.eof = False
         self.stop = stop
         self.timeout = timeout
         self.tee = tee
         self.poller = select.poll()
         self.poller.register(fd, select.POLLIN)
 
-    def _fill(self):
-        if self.eof:
-            return False
+    def readable(self):
+        return True
+
+    def _wait(self):
+        """Blocks until the descriptor is readable; False when the compiler is gone."""
         waited = 0.0
-        while True:
-            events = self.poller.poll(int(_SLICE * 1000))
-            if events:
-                try:
-                    data = os.read(self.fd, 1 << 16)
-                except BlockingIOError:
-                    continue
-                except InterruptedError:
-                    continue
-                if not data:
-                    self.eof = True
-                    return False
-                if self.tee is not None:
-                    self.tee.write(data)
-                self.buf += data
-                return True
+        while not self.poller.poll(_SLICE_MS):
             waited += _SLICE
             if self.stop():
-                self.eof = True
                 return False
             if self.timeout is not None and waited >= self.timeout:
                 raise HostError("the compiler sent nothing for %.1f s" % self.timeout)
+        return True
 
-    def readline(self, limit=-1):
-        start = 0
+    def readinto(self, view):
+        """One read(2) once poll(2) says the descriptor is readable: the byte count, 0 at
+        end of file. Polling first costs one cheap system call when data is there; trying
+        first would raise (and build) an exception every time the pipe is empty, and a
+        FIFO whose writer has not opened it yet reads as end of file."""
         while True:
-            i = self.buf.find(b"\n", start)
-            if i >= 0 and (limit < 0 or i < limit):
-                out = bytes(self.buf[:i + 1])
-                del self.buf[:i + 1]
-                return out
-            if limit >= 0 and len(self.buf) >= limit:
-                out = bytes(self.buf[:limit])
-                del self.buf[:limit]
-                return out
-            start = len(self.buf)
-            if not self._fill():
-                out = bytes(self.buf)
-                self.buf.clear()
-                return out
+            if not self.poller.poll(_SLICE_MS) and not self._wait():
+                return 0
+            try:
+                n = os.readv(self.fd, [view])
+            except (BlockingIOError, InterruptedError):
+                continue
+            if n and self.tee is not None:
+                self.tee.write(memoryview(view)[:n])
+            return n
 
-    def read(self, n):
-        while len(self.buf) < n:
-            if not self._fill():
-                break
-        out = bytes(self.buf[:n])
-        del self.buf[:n]
-        return out
+
+def _open_stream(fd, stop, timeout=None, tee=None):
+    return io.BufferedReader(_FdReader(fd, stop, timeout, tee), 1 << 16)
 
 
 def _write_all(fd, data, stop, timeout=None):
-    view = memoryview(data)
+    try:
+        done = os.write(fd, data)               # the usual case: the pipe has room
+    except (BlockingIOError, InterruptedError):
+        done = 0
+    except BrokenPipeError:
+        raise HostError("the compiler closed its end of the advice pipe")
+    if done < len(data):
+        _write_rest(fd, memoryview(data)[done:], stop, timeout)
+
+
+def _write_rest(fd, view, stop, timeout):
+    """Writes the rest of _write_all's bytes, waiting in poll slices while the pipe is
+    full."""
     waited = 0.0
-    poller = select.poll()
-    poller.register(fd, select.POLLOUT)
+    poller = None
     while view:
         try:
-            n = os.write(fd, view)
-            view = view[n:]
+            view = view[os.write(fd, view):]
             continue
-        except BlockingIOError:
+        except (BlockingIOError, InterruptedError):
             pass
         except BrokenPipeError:
             raise HostError("the compiler closed its end of the advice pipe")
-        if not poller.poll(int(_SLICE * 1000)):
+        if poller is None:
+            poller = select.poll()
+            poller.register(fd, select.POLLOUT)
+        if not poller.poll(_SLICE_MS):
             waited += _SLICE
             if stop():
                 raise HostError("the compiler went away while the host was answering")
             if timeout is not None and waited >= timeout:
                 raise HostError("the compiler did not read the advice for %.1f s" % timeout)
+
+
+def _advice_encoder(spec):
+    """advice -> raw bytes for spec; a scalar advice (the usual case) is packed directly,
+    anything struct cannot pack as is goes through spec.encode and its checks."""
+    if spec.count != 1:
+        return spec.encode
+    pack = struct.Struct("=" + TYPES[spec.type][0]).pack
+
+    def encode(value):
+        try:
+            return pack(value)
+        except (struct.error, TypeError, ValueError, OverflowError):
+            return spec.encode(value)
+    return encode
 
 
 def make_fifo(path):
@@ -265,7 +278,7 @@ class Channel:
                 fd_in, fd_out = fds
                 self._begin()
                 try:
-                    stream = _FdStream(fd_out, lambda: stop() or abort.is_set(),
+                    stream = _open_stream(fd_out, lambda: stop() or abort.is_set(),
                                        self.read_timeout, tee)
                     if self.framing == "llvm":
                         self._serve_llvm(stream, fd_in, stop)
@@ -313,7 +326,20 @@ class Channel:
         if advice is None:
             raise HostError("the header has no advice spec and none was given")
         sess.advice = advice
-        for rec in reader.records():
+        encode = _advice_encoder(advice)
+        while True:
+            at, line = reader.next_line()
+            if line is None:
+                return
+            n = observation_number(line)
+            if n is not None:       # the hot path: no JSON, no Record, no copies
+                reader.count_observation(n)
+                # no local name for the features: arrays nobody kept are reused
+                out = self.policy(reader.read_features(), reader.context, n)
+                _write_all(fd_in, encode(out), stop, self.read_timeout)
+                sess.observations += 1
+                continue
+            rec = reader.record(line, at)
             if rec.kind == "context":
                 sess.contexts.append(rec.context)
             elif rec.kind == "header":
@@ -326,10 +352,10 @@ class Channel:
                 if advice is None:
                     raise HostError("the header has no advice spec and none was given")
                 sess.advice = advice
-            elif rec.kind == "observation":
+                encode = _advice_encoder(advice)
+            elif rec.kind == "observation":     # spelled unlike LLVM, e.g. with spaces
                 out = self.policy(rec.features, rec.context, rec.id)
-                data = advice.encode(out)
-                _write_all(fd_in, data, stop, self.read_timeout)
+                _write_all(fd_in, encode(out), stop, self.read_timeout)
                 sess.observations += 1
             else:
                 raise ProtocolError("unexpected %s record in an interactive stream" % rec.kind)

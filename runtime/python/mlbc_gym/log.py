@@ -12,10 +12,24 @@ several sessions concatenated (a new header line starts a new session).
 """
 import json
 import os
+import sys
 
-from .specs import ProtocolError, TensorSpec, dumps, spec as _spec
+from .specs import TYPES, ProtocolError, TensorSpec, dumps, spec as _spec
+from .specs import _np
 
 MAX_LINE = 1 << 24          # a header or record line longer than this is refused
+_OBSERVATION = b'{"observation":'
+
+
+def observation_number(line):
+    """N for a line that is exactly {"observation":N}\\n as LLVM writes it (the record that
+    comes thousands of times per session), else None: anything else, including other
+    spellings of the same JSON, goes through json.loads."""
+    if line.startswith(_OBSERVATION) and line.endswith(b"}\n"):
+        digits = line[15:-2]
+        if digits.isdigit() and (digits[:1] != b"0" or len(digits) == 1):
+            return int(digits)
+    return None
 
 
 class Record:
@@ -103,10 +117,14 @@ class LogReader:
         return data
 
     def _newline(self, what):
-        b = self._exact(1, what + " terminator")
-        if b != b"\n":
+        end = self._f.read(1)
+        if end != b"\n":
+            if not end:
+                raise ProtocolError("byte %d: truncated %s terminator (0 of 1 bytes)"
+                                    % (self.offset, what))
             raise ProtocolError("byte %d: expected a newline after the %s, got %r"
-                                % (self.offset - 1, what, b))
+                                % (self.offset, what, end))
+        self.offset += 1
 
     def _header(self, line, at):
         try:
@@ -115,6 +133,8 @@ class LogReader:
         except (ValueError, KeyError, TypeError) as e:
             raise ProtocolError("byte %d: bad header: %s" % (at, e))
         self.features = feats
+        self._layout = [(f.name, f.nbytes, f) for f in feats]
+        self._arrays = [None] * len(feats)
         self.score = TensorSpec.from_json(h["score"]) if h.get("score") else None
         self.advice = TensorSpec.from_json(h["advice"]) if h.get("advice") else None
         self.context = None
@@ -122,57 +142,106 @@ class LogReader:
         self.sessions += 1
 
     # -- records
+    def next_line(self):
+        """(offset, line) of the next record line, or (offset, None) at the end."""
+        at = self.offset
+        return at, self._line()
+
     def records(self):
         """Yields Record objects until the end of the stream (the first header is not
         yielded; later headers are, as kind "header")."""
         while True:
-            at = self.offset
-            line = self._line()
+            at, line = self.next_line()
             if line is None:
                 return
-            try:
-                obj = json.loads(line)
-            except ValueError as e:
-                raise ProtocolError("byte %d: record is not JSON (%s): %r" % (at, e, line[:80]))
-            if not isinstance(obj, dict):
-                raise ProtocolError("byte %d: record is not a JSON object: %r" % (at, line[:80]))
-            if "features" in obj:
-                self._header(line, at)
-                yield Record("header", None, features_spec=self.features,
-                             score_spec=self.score, advice_spec=self.advice, offset=at)
-            elif "context" in obj:
-                if not isinstance(obj["context"], str):
-                    raise ProtocolError("byte %d: context name is not a string" % at)
-                self.context = obj["context"]
-                yield Record("context", self.context, offset=at)
-            elif "observation" in obj:
-                n = obj["observation"]
-                if not isinstance(n, int) or isinstance(n, bool) or n < 0:
-                    raise ProtocolError("byte %d: bad observation number %r" % (at, n))
-                raw = [self._exact(s.nbytes, "tensor %r" % s.name) for s in self.features]
-                self._newline("observation")
-                ctx = "" if self.context is None else self.context
-                self.ids[ctx] = n
-                feats = {s.name: s.decode(b, self.as_numpy) for s, b in zip(self.features, raw)}
-                yield Record("observation", self.context, id=n, features=feats, raw=raw,
-                             offset=at)
-            elif "outcome" in obj:
-                n = obj["outcome"]
-                if self.score is None:
-                    raise ProtocolError("byte %d: outcome record in a log without a score "
-                                        "spec" % at)
-                ctx = "" if self.context is None else self.context
-                if self.ids.get(ctx) != n:
-                    raise ProtocolError("byte %d: outcome %r does not match the latest "
-                                        "observation %r of context %r"
-                                        % (at, n, self.ids.get(ctx), ctx))
-                raw = self._exact(self.score.nbytes, "score")
-                self._newline("outcome")
-                yield Record("outcome", self.context, id=n,
-                             score=self.score.decode(raw, self.as_numpy), raw_score=raw,
-                             offset=at)
+            yield self.record(line, at)
+
+    def record(self, line, at):
+        """The Record that line (read at byte offset at) starts, its payload read too."""
+        n = observation_number(line)
+        if n is not None:
+            return self._observation(n, at)
+        try:
+            obj = json.loads(line)
+        except ValueError as e:
+            raise ProtocolError("byte %d: record is not JSON (%s): %r" % (at, e, line[:80]))
+        if not isinstance(obj, dict):
+            raise ProtocolError("byte %d: record is not a JSON object: %r" % (at, line[:80]))
+        if "features" in obj:
+            self._header(line, at)
+            return Record("header", None, features_spec=self.features,
+                          score_spec=self.score, advice_spec=self.advice, offset=at)
+        if "context" in obj:
+            if not isinstance(obj["context"], str):
+                raise ProtocolError("byte %d: context name is not a string" % at)
+            self.context = obj["context"]
+            return Record("context", self.context, offset=at)
+        if "observation" in obj:
+            n = obj["observation"]
+            if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+                raise ProtocolError("byte %d: bad observation number %r" % (at, n))
+            return self._observation(n, at)
+        if "outcome" in obj:
+            return self._outcome(obj["outcome"], at)
+        raise ProtocolError("byte %d: unknown record %r" % (at, line[:80]))
+
+    def count_observation(self, n):
+        """Notes observation n of the current context (outcomes must name the latest)."""
+        self.ids["" if self.context is None else self.context] = n
+
+    def _observation(self, n, at):
+        raw = [self._exact(s.nbytes, "tensor %r" % s.name) for s in self.features]
+        self._newline("observation")
+        self.count_observation(n)
+        feats = {s.name: s.decode(b, self.as_numpy) for s, b in zip(self.features, raw)}
+        return Record("observation", self.context, id=n, features=feats, raw=raw, offset=at)
+
+    def read_features(self):
+        """The payload of the observation whose line was just read, as a dict name -> array
+        (numpy; read straight from the stream, which then needs readinto) or flat list,
+        without raw bytes or a Record: the host's hot path."""
+        feats = {}
+        for i, (name, nbytes, spec) in enumerate(self._layout):
+            if self.as_numpy and nbytes:
+                arr, view = self._array(i, spec)
+                got = self._f.readinto(view)
+                if got != nbytes:
+                    raise ProtocolError("byte %d: truncated tensor %r (%d of %d bytes)"
+                                        % (self.offset, name, got, nbytes))
+                self.offset += got
+                feats[name] = arr
             else:
-                raise ProtocolError("byte %d: unknown record %r" % (at, line[:80]))
+                feats[name] = spec.decode(self._exact(nbytes, "tensor %r" % name),
+                                          self.as_numpy)
+        self._newline("observation")
+        return feats
+
+    def _array(self, i, spec):
+        """(array, byte view) to read feature i into: the previous observation's array when
+        nothing outside this reader still refers to it (so a policy that kept its features,
+        or a view of them, never sees them overwritten), else a new one. Reuse spares a
+        large allocation per observation, which glibc serves with fresh zeroed pages."""
+        slot = self._arrays[i]
+        if slot is not None:
+            arr = slot[0]
+            if sys.getrefcount(arr) == self._free_refs:
+                return slot
+        arr = _np.empty(spec.shape, TYPES[spec.type][2])
+        self._arrays[i] = slot = (arr, memoryview(arr).cast("B"))
+        self._free_refs = sys.getrefcount(arr)   # the same references as the check above
+        return slot
+
+    def _outcome(self, n, at):
+        if self.score is None:
+            raise ProtocolError("byte %d: outcome record in a log without a score spec" % at)
+        ctx = "" if self.context is None else self.context
+        if self.ids.get(ctx) != n:
+            raise ProtocolError("byte %d: outcome %r does not match the latest observation "
+                                "%r of context %r" % (at, n, self.ids.get(ctx), ctx))
+        raw = self._exact(self.score.nbytes, "score")
+        self._newline("outcome")
+        return Record("outcome", self.context, id=n,
+                      score=self.score.decode(raw, self.as_numpy), raw_score=raw, offset=at)
 
     def observations(self):
         """Yields Observation objects (context, id, features, score) with each outcome
