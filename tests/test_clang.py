@@ -7,21 +7,21 @@ logger are read identically by our C reader, our Python reader and mlbc-replay.
 
 Ends with one line "N passed, M failed[, K skipped]". Every compiler run has a timeout.
 """
-import argparse
 import collections
+import functools
 import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
+
+import harness
+from harness import expect, first_line
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 
 CLANG = "/usr/bin/clang-19"
 CLANGXX = "/usr/bin/clang++-19"
@@ -29,6 +29,8 @@ OBJDUMP = "llvm-objdump-19"
 NM = "llvm-nm-19"
 LLVM_CONFIG = "llvm-config-19"
 TIMEOUT = 120                   # seconds, for every compiler run
+run = functools.partial(harness.run, timeout=TIMEOUT)
+check_run = functools.partial(harness.check_run, timeout=TIMEOUT)
 
 INLINER_FEATURES = (
     "sroa_savings sroa_losses load_elimination call_penalty call_argument_setup "
@@ -49,86 +51,13 @@ EVICT_FEATURES = (
 SLOT_DEFAULT = 25               # LLVM 19 quirk: include-default writes into slot 25 (§13.1)
 
 
-class Failure(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def run(cmd, timeout=TIMEOUT, **kw):
-    try:
-        return subprocess.run(cmd, capture_output=True, timeout=timeout, **kw)
-    except subprocess.TimeoutExpired:
-        raise Failure("timed out after %d s: %s" % (timeout, " ".join(map(str, cmd[:4]))))
-    except OSError as e:
-        raise Failure("cannot run %s: %s" % (cmd[0], e))
-
-
-def first_line(b):
-    s = b.decode(errors="replace") if isinstance(b, bytes) else b
-    s = s.strip()
-    return s.splitlines()[0][:300] if s else ""
-
-
-def check_run(cmd, what, timeout=TIMEOUT, **kw):
-    r = run(cmd, timeout, **kw)
-    if r.returncode != 0:
-        raise Failure("%s: exit %d: %s" % (what, r.returncode,
-                                           first_line(r.stderr) or first_line(r.stdout)))
-    return r
-
-
 # ---- fixtures (built once, on first use; a failure fails every test that needs it) --------
 
-class Ctx:
-    def __init__(self, build, work):
-        self.build = os.path.abspath(build)
-        self.work = work
-        self._cache = {}
-        self.n = 0
-
-    def path(self, *p):
-        return os.path.join(self.work, *p)
-
-    def fresh(self, name):
-        """A new directory for one test."""
-        self.n += 1
-        d = self.path("%02d-%s" % (self.n, name))
-        os.makedirs(d)
-        return d
-
-    def fixture(self, name, make):
-        if name not in self._cache:
-            try:
-                self._cache[name] = (True, make())
-            except Failure as e:
-                self._cache[name] = (False, "%s: %s" % (name, e))
-        ok, v = self._cache[name]
-        if not ok:
-            raise Failure(v)
-        return v
-
-    def tool(self, name):
-        p = os.path.join(self.build, name)
-        expect(os.path.exists(p), "%s is not built (make BUILD=%s)" % (p, self.build))
-        return p
-
+class Ctx(harness.Ctx):
     def rtlib(self):
         p = os.path.join(self.build, "libmlbc_rt.a")
         expect(os.path.exists(p), "%s is not built" % p)
         return p
-
-    def gym(self):
-        def imp():
-            try:
-                import mlbc_gym
-            except ImportError as e:
-                raise Failure("runtime/python/mlbc_gym: %s" % e)
-            return mlbc_gym
-        return self.fixture("mlbc_gym", imp)
 
     # mlbc + cc -shared: the compiled example policies
     def policy_so(self, model, name):
@@ -1026,49 +955,12 @@ def tests():
     return t
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", default="build")
-    ap.add_argument("-k", default="", help="run only tests whose title contains this")
-    ap.add_argument("-v", action="store_true", help="print tracebacks")
-    ap.add_argument("--keep", action="store_true", help="keep the work directory")
-    args = ap.parse_args()
-    todo = [(n, f) for n, f in tests() if args.k in n]
+def missing():
     if not os.path.exists(CLANG) or not shutil.which(OBJDUMP):
-        print("clang-19 or llvm-objdump-19 not installed: skipping (apt-get install clang-19 "
-              "llvm-19 llvm-19-dev)")
-        print("0 passed, 0 failed, %d skipped" % len(todo))
-        return 0
-    work = tempfile.mkdtemp(prefix="mlbc-clang-")
-    ctx = Ctx(args.build, work)
-    passed = failed = 0
-    t_all = time.time()
-    try:
-        for name, fn in todo:
-            t0 = time.time()
-            try:
-                note = fn(ctx)
-                passed += 1
-                print("ok    %s (%.1f s)%s" % (name, time.time() - t0,
-                                             ": " + note if isinstance(note, str) else ""))
-            except Failure as e:
-                failed += 1
-                print("FAIL  %s: %s" % (name, e))
-            except Exception as e:
-                failed += 1
-                print("FAIL  %s: %s: %s" % (name, type(e).__name__, e))
-                if args.v:
-                    traceback.print_exc()
-            sys.stdout.flush()
-    finally:
-        if args.keep:
-            print("work directory: " + work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print("total %.0f s" % (time.time() - t_all))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        return ("clang-19 or llvm-objdump-19 not installed: skipping (apt-get install clang-19 "
+                "llvm-19 llvm-19-dev)")
+    return None
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.main(tests, Ctx, "mlbc-clang-", missing))

@@ -18,28 +18,30 @@
 
 Ends with one line "N passed, M failed[, K skipped]". Every compiler run has a timeout.
 """
-import argparse
 import ctypes
+import functools
 import os
 import re
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import traceback
+
+import harness
+from harness import Failure, expect, first_line
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 
 CLANG = "/usr/bin/clang-19"
 CLANGXX = "/usr/bin/clang++-19"
 LLVM_CONFIG = "llvm-config-19"
 TIMEOUT = 60                    # seconds, for every compiler run
 BUILD_TIMEOUT = 180             # seconds, for building the plugin / the runner test
+run = functools.partial(harness.run, timeout=TIMEOUT)
+check_run = functools.partial(harness.check_run, timeout=TIMEOUT)
 
 SOURCES = [  # (name, file relative to ROOT); compiled with -Icompiler -IBUILD
     ("calls.c", "tests/clang/calls.c"),
@@ -48,39 +50,6 @@ SOURCES = [  # (name, file relative to ROOT); compiled with -Icompiler -IBUILD
     ("op_select.c", "compiler/op_select.c"),
 ]
 N_FEATURES = 38                 # LLVM 19's inliner features (llvm-mlgo.md §7)
-SLOT_BB_COUNT = 25              # callee_basic_block_count
-
-
-class Failure(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def run(cmd, timeout=TIMEOUT, **kw):
-    try:
-        return subprocess.run(cmd, capture_output=True, timeout=timeout, **kw)
-    except subprocess.TimeoutExpired:
-        raise Failure("timed out after %d s: %s" % (timeout, " ".join(map(str, cmd[:4]))))
-    except OSError as e:
-        raise Failure("cannot run %s: %s" % (cmd[0], e))
-
-
-def first_line(b):
-    s = b.decode(errors="replace") if isinstance(b, bytes) else b
-    s = s.strip()
-    return s.splitlines()[0][:300] if s else ""
-
-
-def check_run(cmd, what, timeout=TIMEOUT, **kw):
-    r = run(cmd, timeout, **kw)
-    if r.returncode != 0:
-        raise Failure("%s: exit %d: %s" % (what, r.returncode,
-                                           first_line(r.stderr) or first_line(r.stdout)))
-    return r
 
 
 def read_bytes(path):
@@ -90,47 +59,7 @@ def read_bytes(path):
 
 # ---- fixtures (built once, on first use; a failure fails every test that needs it) --------
 
-class Ctx:
-    def __init__(self, build, work):
-        self.build = os.path.abspath(build)
-        self.work = work
-        self._cache = {}
-        self.n = 0
-
-    def path(self, *p):
-        return os.path.join(self.work, *p)
-
-    def fresh(self, name):
-        self.n += 1
-        d = self.path("%02d-%s" % (self.n, re.sub(r"[^\w.+-]", "_", name)))
-        os.makedirs(d)
-        return d
-
-    def fixture(self, name, make):
-        if name not in self._cache:
-            try:
-                self._cache[name] = (True, make())
-            except Failure as e:
-                self._cache[name] = (False, "%s: %s" % (name, e))
-        ok, v = self._cache[name]
-        if not ok:
-            raise Failure(v)
-        return v
-
-    def tool(self, name):
-        p = os.path.join(self.build, name)
-        expect(os.path.exists(p), "%s is not built (make BUILD=%s)" % (p, self.build))
-        return p
-
-    def gym(self):
-        def imp():
-            try:
-                import mlbc_gym
-            except ImportError as e:
-                raise Failure("runtime/python/mlbc_gym: %s" % e)
-            return mlbc_gym
-        return self.fixture("mlbc_gym", imp)
-
+class Ctx(harness.Ctx):
     def policy_so(self):
         """models/inliner.onnx as a shared object (mlbc-serve --model, ctypes)."""
         def make():
@@ -777,64 +706,13 @@ def tests():
     return t
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", default="build")
-    ap.add_argument("-k", default="", help="run only tests whose title contains this")
-    ap.add_argument("-v", action="store_true", help="print tracebacks")
-    ap.add_argument("--keep", action="store_true", help="keep the work directory")
-    args = ap.parse_args()
-    todo = [(n, f) for n, f in tests() if args.k in n]
-    missing = [p for p in (CLANG, CLANGXX) if not os.path.exists(p)]
-    if missing or not shutil.which(LLVM_CONFIG) or \
-            not os.path.exists("/usr/lib/llvm-19/include/llvm/Analysis/MLInlineAdvisor.h"):
-        print("clang-19, clang++-19 or llvm-19-dev not installed: skipping (apt-get install "
-              "clang-19 llvm-19-dev)")
-        print("0 passed, 0 failed, %d skipped" % len(todo))
-        return 0
-    work = tempfile.mkdtemp(prefix="mlbc-llvm-")
-    ctx = Ctx(args.build, work)
-    passed = failed = skipped = 0
-    t_all = time.time()
-    try:
-        for name, fn in todo:
-            t0 = time.time()
-            try:
-                note = fn(ctx)
-                if isinstance(note, list):      # several results from one program
-                    for ok, sub, detail in note:
-                        if ok is None:
-                            skipped += 1
-                        elif ok:
-                            passed += 1
-                        else:
-                            failed += 1
-                        print("%s  %s%s" % ({True: "ok  ", False: "FAIL", None: "skip"}[ok],
-                                            sub, ": " + detail if detail else ""))
-                    print("      (%s: %.1f s)" % (name, time.time() - t0))
-                else:
-                    passed += 1
-                    print("ok    %s (%.1f s)%s" % (name, time.time() - t0,
-                                                 ": " + note if isinstance(note, str) else ""))
-            except Failure as e:
-                failed += 1
-                print("FAIL  %s: %s" % (name, e))
-            except Exception as e:
-                failed += 1
-                print("FAIL  %s: %s: %s" % (name, type(e).__name__, e))
-                if args.v:
-                    traceback.print_exc()
-            sys.stdout.flush()
-    finally:
-        if args.keep:
-            print("work directory: " + work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print("total %.0f s" % (time.time() - t_all))
-    print("%d passed, %d failed%s" % (passed, failed,
-                                      ", %d skipped" % skipped if skipped else ""))
-    return 1 if failed else 0
+def missing():
+    if any(not os.path.exists(p) for p in (CLANG, CLANGXX)) or not shutil.which(LLVM_CONFIG) \
+            or not os.path.exists("/usr/lib/llvm-19/include/llvm/Analysis/MLInlineAdvisor.h"):
+        return ("clang-19, clang++-19 or llvm-19-dev not installed: skipping (apt-get install "
+                "clang-19 llvm-19-dev)")
+    return None
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.main(tests, Ctx, "mlbc-llvm-", missing))

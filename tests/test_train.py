@@ -18,6 +18,9 @@ import tempfile
 import time
 import traceback
 
+import harness
+from harness import Failure, expect
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "train"))
@@ -26,38 +29,8 @@ CORPUS = os.path.join(HERE, "train_corpus")
 ZFLAGS = ["-DHAVE_UNISTD_H", "-DHAVE_STDARG_H"]
 
 
-class Failure(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-class Ctx:
-    def __init__(self, build, work):
-        self.build = os.path.abspath(build)
-        self.work = work
-        self._cache = {}
-
-    def fixture(self, name, make):
-        if name not in self._cache:
-            try:
-                self._cache[name] = (True, make())
-            except Failure as e:
-                self._cache[name] = (False, "%s: %s" % (name, e))
-            except Exception as e:  # noqa: BLE001
-                self._cache[name] = (False, "%s: %s: %s" % (name, type(e).__name__, e))
-        ok, v = self._cache[name]
-        if not ok:
-            raise Failure(v)
-        return v
-
-    def tool(self, name):
-        p = os.path.join(self.build, name)
-        expect(os.path.exists(p), "%s is not built (make BUILD=%s)" % (p, self.build))
-        return p
+class Ctx(harness.Ctx):
+    remembered = (Exception,)   # not only Failure: a crashed train.py run (minutes) is not rerun
 
     # the corpus as bitcode + manifest
     def manifest(self):
