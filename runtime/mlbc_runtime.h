@@ -93,6 +93,20 @@ mlbc_runner *mlbc_runner_shared_object(const char *path, const char *symbol,
                                        const mlbc_release_options *opt, char *err,
                                        size_t errlen);
 
+/* The descriptor alone, from such a shared object (symbol as above): returns the handle to
+ * give mlbc_model_close, or NULL with a message in err. */
+void *mlbc_model_open(const char *path, const char *symbol, const mlbc_model_desc **desc,
+                      char *err, size_t errlen);
+void mlbc_model_close(void *handle);
+
+/* Whether a model fits a compiler's features and advice, names bound as the release runner
+ * binds them (opt: prefixes, selector; may be NULL), and more strictly: every model input
+ * must be one of the features (the runner would leave it zero). 0, or -1 with a message
+ * naming the first mismatch. advice may be NULL (not checked). */
+int mlbc_model_check(const mlbc_model_desc *model, const mlbc_tensor_spec *features, int n,
+                     const mlbc_tensor_spec *advice, const mlbc_release_options *opt,
+                     char *err, size_t errlen);
+
 enum {
     MLBC_FRAMING_LLVM = 0,          /* InteractiveModelRunner: JSON lines + raw tensors */
     MLBC_FRAMING_BRIDGE_BITSTREAM,  /* ML-Compiler-Bridge: 8-byte length + JSON header + raw */

@@ -11,26 +11,28 @@ Builds BUILD/gcc/mlbc_inline.so with plugins/gcc/Makefile when needed (BUILD/mlb
 BUILD/libmlbc_rt.a must exist: make BUILD=BUILD). Ends with one line "N passed, M failed".
 Every compiler run has a timeout.
 """
-import argparse
 import collections
+import functools
 import os
 import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-import traceback
+
+import harness
+from harness import Failure, expect, first_line
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 
 GCC = "gcc"
 GXX = "g++"
 OBJDUMP = "objdump"
 TIMEOUT = 60                    # seconds, for every compiler run
+run = functools.partial(harness.run, timeout=TIMEOUT)
+check_run = functools.partial(harness.check_run, timeout=TIMEOUT)
 
 FEATURES = (
     "callee_size callee_self_size callee_min_size callee_time callee_growth callee_callers "
@@ -46,72 +48,9 @@ SHAPES_CC = "tests/gcc/shapes.cc"
 REPO_SOURCES = ["runtime/json.c", "runtime/logread.c", "compiler/text_print.c"]
 
 
-class Failure(Exception):
-    pass
-
-
-def expect(cond, what):
-    if not cond:
-        raise Failure(what)
-
-
-def run(cmd, timeout=TIMEOUT, **kw):
-    try:
-        return subprocess.run(cmd, capture_output=True, timeout=timeout, **kw)
-    except subprocess.TimeoutExpired:
-        raise Failure("timed out after %d s: %s" % (timeout, " ".join(map(str, cmd[:4]))))
-    except OSError as e:
-        raise Failure("cannot run %s: %s" % (cmd[0], e))
-
-
-def first_line(b):
-    s = b.decode(errors="replace") if isinstance(b, bytes) else b
-    s = s.strip()
-    return s.splitlines()[0][:300] if s else ""
-
-
-def check_run(cmd, what, timeout=TIMEOUT, **kw):
-    r = run(cmd, timeout, **kw)
-    if r.returncode != 0:
-        raise Failure("%s: exit %d: %s" % (what, r.returncode,
-                                           first_line(r.stderr) or first_line(r.stdout)))
-    return r
-
-
 # ---- fixtures ---------------------------------------------------------------------------------
 
-class Ctx:
-    def __init__(self, build, work):
-        self.build = os.path.abspath(build)
-        self.work = work
-        self._cache = {}
-        self.n = 0
-
-    def path(self, *p):
-        return os.path.join(self.work, *p)
-
-    def fresh(self, name):
-        self.n += 1
-        d = self.path("%02d-%s" % (self.n, name))
-        os.makedirs(d)
-        return d
-
-    def fixture(self, name, make):
-        if name not in self._cache:
-            try:
-                self._cache[name] = (True, make())
-            except Failure as e:
-                self._cache[name] = (False, "%s: %s" % (name, e))
-        ok, v = self._cache[name]
-        if not ok:
-            raise Failure(v)
-        return v
-
-    def tool(self, name):
-        p = os.path.join(self.build, name)
-        expect(os.path.exists(p), "%s is not built (make BUILD=%s)" % (p, self.build))
-        return p
-
+class Ctx(harness.Ctx):
     def plugin(self):
         def make():
             self.tool("mlbc")
@@ -122,15 +61,6 @@ class Ctx:
             expect(os.path.exists(p), "%s was not built" % p)
             return p
         return self.fixture("plugin", make)
-
-    def gym(self):
-        def imp():
-            try:
-                import mlbc_gym
-            except ImportError as e:
-                raise Failure("runtime/python/mlbc_gym: %s" % e)
-            return mlbc_gym
-        return self.fixture("mlbc_gym", imp)
 
     def c_tool(self, name, extra=()):
         """tests/gcc/NAME.c, linked with the runtime library (and extra sources)."""
@@ -151,12 +81,10 @@ class Ctx:
                            [os.path.join(self.build, "gcc", "mlbc_inline_policy.c")])
 
 
-BUILD_DIR = "build"             # set by main(): generated headers (onnx.pb-c.h) live there
-
-
-def src_flags(src):
+def src_flags(ctx, src):
+    """The flags of a repository source; its generated headers (onnx.pb-c.h) are in BUILD."""
     f = ["-I", os.path.join(ROOT, "compiler"), "-I", os.path.join(ROOT, "runtime"),
-         "-I", BUILD_DIR]
+         "-I", ctx.build]
     if src.endswith(".c"):
         f += ["-std=gnu11", "-D_GNU_SOURCE"]
     return f
@@ -175,9 +103,9 @@ def plugin_args(ctx, **kw):
 
 
 def compile_obj(ctx, src, obj, extra=(), opt="-O2", timeout=TIMEOUT):
-    cmd = [compiler_of(src), opt, "-c", os.path.join(ROOT, src), "-o", obj] + src_flags(src) \
-        + list(extra)
-    r = check_run(cmd, "%s %s" % (compiler_of(src), src), timeout)
+    cmd = [compiler_of(src), opt, "-c", os.path.join(ROOT, src), "-o", obj] \
+        + src_flags(ctx, src) + list(extra)
+    r = check_run(cmd, "%s %s" % (compiler_of(src), src), timeout=timeout)
     return r
 
 
@@ -506,6 +434,36 @@ def t_opt_levels(ctx):
     return " ".join("%s:%d" % kv for kv in counts.items())
 
 
+STATS = re.compile(r"mlbc_inline: stats: mode=(\w+) evaluations=(\d+) model_ns=(\d+) "
+                   r"ns_per_evaluation=(\d+) process_cpu_ms=([\d.]+) wall_ms_since_load=[\d.]+ "
+                   r"model_share_of_cpu=([\d.]+)% model_share_of_wall=[\d.]+%")
+
+
+def t_stats(ctx):
+    """stats=FILE: one evaluation per call site asked, consistent figures, same object."""
+    d = ctx.fresh("stats")
+    src = "compiler/text_print.c"
+    out = os.path.join(d, "stats.txt")
+    obj, rows, _, _ = with_plugin(ctx, d, src, "s", opt="-Oz", stats=out)
+    ref, _, _, _ = with_plugin(ctx, d, src, "r", opt="-Oz")
+    expect(same_file(obj, ref), "the object changes with stats")
+    with open(out) as f:
+        lines = f.read().splitlines()
+    m = STATS.fullmatch(lines[0]) if len(lines) == 1 else None
+    expect(m, "stats file: %r" % lines[:2])
+    mode, n, ns, per, cpu, share = m.groups()
+    n, ns, per, cpu, share = int(n), int(ns), int(per), float(cpu), float(share)
+    expect(mode == "model" and n == len(rows) and n > 100, "%d evaluations, %d call sites"
+           % (n, len(rows)))
+    expect(ns > 0 and abs(per - ns / n) <= 1, "model_ns %d, %d per evaluation" % (ns, per))
+    expect(cpu > 0 and abs(share - 100 * ns / 1e6 / cpu) < 0.0006, "share %.3f%%" % share)
+    _, _, _, err = with_plugin(ctx, d, src, "n", opt="-Oz", mode="never", stats="")
+    m = STATS.search(err)
+    expect(m and m.group(1) == "never" and m.group(2) == "0", "mode=never stats: %r"
+           % first_line(err))
+    return "%d evaluations, %d ns each, %.3f%% of cc1's CPU" % (n, per, share)
+
+
 def t_lto(ctx):
     d = ctx.fresh("lto")
     obj = os.path.join(d, "x.o")
@@ -633,8 +591,8 @@ def serve_compile(ctx, d, policy, src, extra=(), name="out", **kw):
     trace = os.path.join(d, name + ".trace")
     log = os.path.join(d, name + ".log")
     cmd = [compiler_of(src), "-O2", "-c", os.path.join(ROOT, src), "-o", obj] \
-        + src_flags(src) + plugin_args(ctx, channel=base, log=log, trace=trace, timeout=20000) \
-        + list(extra)
+        + src_flags(ctx, src) \
+        + plugin_args(ctx, channel=base, log=log, trace=trace, timeout=20000) + list(extra)
     res = gym.serve(base, policy, command=cmd, command_timeout=TIMEOUT,
                     popen_kwargs={"stdout": subprocess.PIPE, "stderr": subprocess.PIPE}, **kw)
     expect(not res.timed_out, "the compiler timed out under the host")
@@ -717,7 +675,7 @@ def t_pipe_cli_never(ctx):
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "runtime", "python"))
     cmd = [sys.executable, "-m", "mlbc_gym", "serve", base, "--constant", "0", "--timeout",
            str(TIMEOUT), "--", GCC, "-O2", "-c", os.path.join(ROOT, CALLS_C), "-o", obj] \
-        + src_flags(CALLS_C) + plugin_args(ctx, channel=base)
+        + src_flags(ctx, CALLS_C) + plugin_args(ctx, channel=base)
     r = check_run(cmd, "mlbc_gym serve", timeout=TIMEOUT + 10, env=env)
     expect(same_file(obj, plain_object(ctx, CALLS_C, ["-fno-inline"])),
            "host answering 0 did not give the -fno-inline object")
@@ -828,6 +786,7 @@ def tests():
         ("program output unchanged in every mode (C and C++)", t_programs_unchanged),
         ("-O0/-O1/-Os/-O3", t_opt_levels),
         ("-flto: warning, no decisions", t_lto),
+        ("stats: the model's share of compile time", t_stats),
         ("early=gcc: the policy decides after GCC's early inliner", t_early_gcc),
     ]
     for src in (CALLS_C, "compiler/text_print.c", SHAPES_CC):
@@ -846,53 +805,14 @@ def tests():
     return t
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", default="build")
-    ap.add_argument("-k", default="", help="run only tests whose title contains this")
-    ap.add_argument("-v", action="store_true", help="print tracebacks")
-    ap.add_argument("--keep", action="store_true", help="keep the work directory")
-    args = ap.parse_args()
-    todo = [(n, f) for n, f in tests() if args.k in n]
+def missing():
     plugin_dir = run([GCC, "-print-file-name=plugin"]).stdout.decode().strip()
     if not os.path.exists(os.path.join(plugin_dir, "include", "gcc-plugin.h")) \
             or not shutil.which(OBJDUMP):
-        print("gcc plugin headers or objdump missing: skipping (apt-get install "
-              "gcc-12-plugin-dev binutils)")
-        print("0 passed, 0 failed, %d skipped" % len(todo))
-        return 0
-    global BUILD_DIR
-    BUILD_DIR = os.path.abspath(args.build)
-    work = tempfile.mkdtemp(prefix="mlbc-gcc-")
-    ctx = Ctx(args.build, work)
-    passed = failed = 0
-    t_all = time.time()
-    try:
-        for name, fn in todo:
-            t0 = time.time()
-            try:
-                note = fn(ctx)
-                passed += 1
-                print("ok    %s (%.1f s)%s" % (name, time.time() - t0,
-                                             ": " + note if isinstance(note, str) else ""))
-            except Failure as e:
-                failed += 1
-                print("FAIL  %s: %s" % (name, e))
-            except Exception as e:
-                failed += 1
-                print("FAIL  %s: %s: %s" % (name, type(e).__name__, e))
-                if args.v:
-                    traceback.print_exc()
-            sys.stdout.flush()
-    finally:
-        if args.keep:
-            print("work directory: " + work)
-        else:
-            shutil.rmtree(work, ignore_errors=True)
-    print("total %.0f s" % (time.time() - t_all))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+        return ("gcc plugin headers or objdump missing: skipping (apt-get install "
+                "gcc-12-plugin-dev binutils)")
+    return None
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(harness.main(tests, Ctx, "mlbc-gcc-", missing))

@@ -17,9 +17,7 @@
  * --check compares the new decisions with it.
  * Exit status: 0; 1 on an error or (with --check) a differing decision; 2 for bad usage.
  */
-#include <dlfcn.h>
 #include <errno.h>
-#include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -74,42 +72,7 @@ static void usage_error(const char *fmt, ...)
     exit(2);
 }
 
-/* ---- specs and the model's descriptor (as in mlbc-serve) -------------------------------- */
-
-static const char *type_name(int t)
-{
-    const char *s = mlbc_type_llvm_name(t);
-    if (s) return s;
-    switch (t) {
-    case 9: return "bool";
-    case 10: return "float16";
-    case 16: return "bfloat16";
-    default: return "?";
-    }
-}
-
-static void format_spec(char *buf, size_t n, int type, int rank, const int64_t *shape)
-{
-    size_t k = (size_t)snprintf(buf, n, "%s[", type_name(type));
-    for (int i = 0; i < rank && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)shape[i]);
-    if (k < n) snprintf(buf + k, n - k, "]");
-}
-
-static void derive_symbol(const char *path, char *out, size_t n)
-{
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    size_t len = strcspn(b, "."), k = 0;
-    if (!len) len = strlen(b);
-    out[0] = 0;
-    if (!len || (*b >= '0' && *b <= '9')) k = (size_t)snprintf(out, n, "m_");
-    for (size_t i = 0; i < len && k + 1 < n; i++)
-        out[k++] = ((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= 'A' && b[i] <= 'Z') ||
-                    (b[i] >= '0' && b[i] <= '9')) ? b[i] : '_';
-    out[k] = 0;
-    strncat(out, "_desc", n - strlen(out) - 1);
-}
+/* ---- names with LLVM's feed_/fetch_ prefixes ------------------------------------------- */
 
 static int prefixed_eq(const char *name, const char *prefix, const char *feature)
 {
@@ -122,47 +85,6 @@ static const char *strip_prefix(const char *name, const char *prefix)
 {
     size_t p = prefix ? strlen(prefix) : 0;
     return p && strncmp(name, prefix, p) == 0 && name[p] ? name + p : name;
-}
-
-static int check_model(const mlbc_model_desc *d, const mlbc_release_options *o,
-                       const mlbc_tensor_spec *f, int n, const mlbc_tensor_spec *adv)
-{
-    char a[160], b[160];
-    for (int j = 0; j < d->num_args; j++) {
-        const mlbc_tensor_desc *arg = &d->args[j];
-        if (o->model_selector && prefixed_eq(arg->name, o->feed_prefix, "model_selector"))
-            continue;
-        int hit = -1;
-        for (int i = 0; i < n && hit < 0; i++)
-            if (prefixed_eq(arg->name, o->feed_prefix, f[i].name)) hit = i;
-        format_spec(a, sizeof a, arg->dtype, arg->rank, arg->shape);
-        if (hit < 0) {
-            error("model input '%s' (%s) is not among the %d features of the log", arg->name, a,
-                  n);
-            return -1;
-        }
-        format_spec(b, sizeof b, f[hit].type, f[hit].rank, f[hit].shape);
-        if (arg->dtype != f[hit].type || arg->count != mlbc_spec_count(&f[hit])) {
-            error("model input '%s' is %s but the log's feature '%s' is %s", arg->name, a,
-                  f[hit].name, b);
-            return -1;
-        }
-    }
-    int hit = -1;
-    for (int j = 0; j < d->num_results && hit < 0; j++)
-        if (prefixed_eq(d->results[j].name, o->fetch_prefix, adv->name)) hit = j;
-    format_spec(b, sizeof b, adv->type, adv->rank, adv->shape);
-    if (hit < 0) {
-        error("the model has no output '%s' (the advice, %s)", adv->name, b);
-        return -1;
-    }
-    const mlbc_tensor_desc *r = &d->results[hit];
-    format_spec(a, sizeof a, r->dtype, r->rank, r->shape);
-    if (r->dtype != adv->type || r->count != mlbc_spec_count(adv)) {
-        error("model output '%s' is %s but the advice is %s", r->name, a, b);
-        return -1;
-    }
-    return 0;
 }
 
 /* ---- printing -------------------------------------------------------------------------------- */
@@ -255,22 +177,10 @@ int main(int argc, char **argv)
     /* The model's descriptor: to name what is missing, and as the default advice. */
     void *dl = NULL;
     const mlbc_model_desc *desc = NULL;
-    char dl_path[PATH_MAX], desc_symbol[256];
-    if (model) {
-        if (symbol) snprintf(desc_symbol, sizeof desc_symbol, "%s", symbol);
-        else derive_symbol(model, desc_symbol, sizeof desc_symbol);
-        snprintf(dl_path, sizeof dl_path, "%s%s", strchr(model, '/') ? "" : "./", model);
-        dl = dlopen(dl_path, RTLD_NOW | RTLD_LOCAL);
-        if (!dl) {
-            error("cannot load the model: %s", dlerror());
-            return 1;
-        }
-        desc = (const mlbc_model_desc *)dlsym(dl, desc_symbol);
-        if (!desc) {
-            error("%s: no symbol '%s' (give the descriptor's name with --symbol)", model,
-                  desc_symbol);
-            return 1;
-        }
+    char err[512] = "";
+    if (model && !(dl = mlbc_model_open(model, symbol, &desc, err, sizeof err))) {
+        error("%s", err);
+        return 1;
     }
 
     FILE *in = stdin;
@@ -282,7 +192,6 @@ int main(int argc, char **argv)
             return 1;
         }
     }
-    char err[512] = "";
     mlbc_log_reader *rd = mlbc_log_open(in, err, sizeof err);
     if (!rd) {
         error("%s: %s", in_name, err);
@@ -371,9 +280,11 @@ int main(int argc, char **argv)
 
     mlbc_runner *r = NULL;
     if (desc) {
-        if (check_model(desc, &ropt, feat, n, &advice) < 0) return 1;
-        r = mlbc_runner_shared_object(dl_path, desc_symbol, feat, n, &advice, &ropt, err,
-                                      sizeof err);
+        if (mlbc_model_check(desc, feat, n, &advice, &ropt, err, sizeof err) < 0) {
+            error("%s does not fit the log: %s", model, err);
+            return 1;
+        }
+        r = mlbc_runner_release(desc, feat, n, &advice, &ropt, err, sizeof err);
     } else {
         mlbc_pipe_options popt = { framing, timeout_ms, first_ctx };
         r = mlbc_runner_pipe(channel, feat, n, &advice, &popt, err, sizeof err);
@@ -495,7 +406,7 @@ int main(int argc, char **argv)
     mlbc_runner_free(r);
     mlbc_log_close(rd);
     if (in != stdin) fclose(in);
-    if (dl) dlclose(dl);
+    mlbc_model_close(dl);
     free(logf);
     free(feat);
     free(from_log);

@@ -15,7 +15,6 @@
  * Exit status: the command's (128+N if killed by signal N); without a command 0; 1 for an
  * error in serving; 2 for bad usage; 127 if the command cannot be run.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -81,10 +80,8 @@ typedef struct server {
     int fd_in, fd_out;              /* BASE.in (we write), BASE.out (we read) */
     const char *why;                /* why a wait gave up: set by wait_* */
 
-    void *dl;                       /* our own handle on the policy, to list its inputs */
-    char dl_path[PATH_MAX];         /* model_path, with "./" if it has no slash */
+    void *dl;                       /* the policy's shared object (mlbc_model_open) */
     const mlbc_model_desc *desc;
-    char desc_symbol[256];
 
     FILE *log_file;
     mlbc_logger *logger;
@@ -145,114 +142,14 @@ static void on_signal(int sig)
     g_signal = sig;
 }
 
-/* ---- specs and the model's descriptor ------------------------------------------------------ */
-
-static const char *type_name(int t)
-{
-    const char *s = mlbc_type_llvm_name(t);
-    if (s) return s;
-    switch (t) {
-    case 9: return "bool";
-    case 10: return "float16";
-    case 16: return "bfloat16";
-    default: return "?";
-    }
-}
-
-static void format_spec(char *buf, size_t n, int type, int rank, const int64_t *shape)
-{
-    size_t k = (size_t)snprintf(buf, n, "%s[", type_name(type));
-    for (int i = 0; i < rank && k < n; i++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%lld", i ? "," : "", (long long)shape[i]);
-    if (k < n) snprintf(buf + k, n - k, "]");
-}
-
-
-/* "dir/my-policy.so" -> "my_policy_desc", as mlbc derives the default -n from a file name
- * (and the runtime the symbol): "m_" before a leading digit. */
-static void derive_symbol(const char *path, char *out, size_t n)
-{
-    const char *b = strrchr(path, '/');
-    b = b ? b + 1 : path;
-    size_t len = strcspn(b, "."), k = 0;
-    if (!len) len = strlen(b);
-    out[0] = 0;
-    if (!len || (*b >= '0' && *b <= '9')) k = (size_t)snprintf(out, n, "m_");
-    for (size_t i = 0; i < len && k + 1 < n; i++)
-        out[k++] = ((b[i] >= 'a' && b[i] <= 'z') || (b[i] >= 'A' && b[i] <= 'Z') ||
-                    (b[i] >= '0' && b[i] <= '9')) ? b[i] : '_';
-    out[k] = 0;
-    strncat(out, "_desc", n - strlen(out) - 1);
-}
+/* ---- the model's descriptor ------------------------------------------------------------ */
 
 static int load_desc(server *s)
 {
-    if (s->symbol) snprintf(s->desc_symbol, sizeof s->desc_symbol, "%s", s->symbol);
-    else derive_symbol(s->model_path, s->desc_symbol, sizeof s->desc_symbol);
-    /* dlopen needs a slash to load a file rather than search the library path. */
-    snprintf(s->dl_path, sizeof s->dl_path, "%s%s", strchr(s->model_path, '/') ? "" : "./",
-             s->model_path);
-    s->dl = dlopen(s->dl_path, RTLD_NOW | RTLD_LOCAL);
+    char err[512];
+    s->dl = mlbc_model_open(s->model_path, s->symbol, &s->desc, err, sizeof err);
     if (!s->dl) {
-        error("cannot load the model: %s", dlerror());
-        return -1;
-    }
-    s->desc = (const mlbc_model_desc *)dlsym(s->dl, s->desc_symbol);
-    if (!s->desc) {
-        error("%s: no symbol '%s' (the model descriptor mlbc generates as NAME_desc; "
-              "give it with --symbol)", s->model_path, s->desc_symbol);
-        return -1;
-    }
-    return 0;
-}
-
-static int prefixed_eq(const char *name, const char *prefix, const char *feature)
-{
-    size_t p = prefix ? strlen(prefix) : 0;
-    if (p && strncmp(name, prefix, p) == 0 && strcmp(name + p, feature) == 0) return 1;
-    return strcmp(name, feature) == 0;
-}
-
-/* Every model input must be a feature of the header (same type and element count), and the
- * advice must be a model output of the advice's type. Names what is wrong. */
-static int check_model(server *s, const mlbc_tensor_spec *f, int n, const mlbc_tensor_spec *adv)
-{
-    const mlbc_model_desc *d = s->desc;
-    char a[160], b[160];
-    for (int j = 0; j < d->num_args; j++) {
-        const mlbc_tensor_desc *arg = &d->args[j];
-        if (s->ropt.model_selector && prefixed_eq(arg->name, s->ropt.feed_prefix, "model_selector"))
-            continue;
-        int hit = -1;
-        for (int i = 0; i < n && hit < 0; i++)
-            if (prefixed_eq(arg->name, s->ropt.feed_prefix, f[i].name)) hit = i;
-        format_spec(a, sizeof a, arg->dtype, arg->rank, arg->shape);
-        if (hit < 0) {
-            error("model input '%s' (%s) is not among the %d features the compiler sends "
-                  "(first: '%s'); is the policy for another advisor?",
-                  arg->name, a, n, n ? f[0].name : "");
-            return -1;
-        }
-        format_spec(b, sizeof b, f[hit].type, f[hit].rank, f[hit].shape);
-        if (arg->dtype != f[hit].type || arg->count != mlbc_spec_count(&f[hit])) {
-            error("model input '%s' is %s but the compiler's feature '%s' is %s",
-                  arg->name, a, f[hit].name, b);
-            return -1;
-        }
-    }
-    int hit = -1;
-    for (int j = 0; j < d->num_results && hit < 0; j++)
-        if (prefixed_eq(d->results[j].name, s->ropt.fetch_prefix, adv->name)) hit = j;
-    format_spec(b, sizeof b, adv->type, adv->rank, adv->shape);
-    if (hit < 0) {
-        error("the model has no output '%s' (the compiler's advice, %s); its first output is '%s'",
-              adv->name, b, d->num_results ? d->results[0].name : "");
-        return -1;
-    }
-    const mlbc_tensor_desc *r = &d->results[hit];
-    format_spec(a, sizeof a, r->dtype, r->rank, r->shape);
-    if (r->dtype != adv->type || r->count != mlbc_spec_count(adv)) {
-        error("model output '%s' is %s but the compiler expects advice %s", r->name, a, b);
+        error("%s", err);
         return -1;
     }
     return 0;
@@ -547,9 +444,13 @@ static int serve_session(server *s)
     }
     for (int i = 0; i < n; i++) feat[i] = *mlbc_log_feature(rd, i);
     mlbc_tensor_spec advice = *adv;
-    if (check_model(s, feat, n, &advice) < 0) goto out;
-    r = mlbc_runner_shared_object(s->dl_path, s->desc_symbol, feat, n, &advice, &s->ropt,
-                                  err, sizeof err);
+    /* Every model input must be a feature the compiler sends: names what is not. */
+    if (mlbc_model_check(s->desc, feat, n, &advice, &s->ropt, err, sizeof err) < 0) {
+        error("%s does not fit what the compiler sends: %s; is the policy for another "
+              "advisor?", s->model_path, err);
+        goto out;
+    }
+    r = mlbc_runner_release(s->desc, feat, n, &advice, &s->ropt, err, sizeof err);
     if (!r) {
         error("%s: %s", s->model_path, err);
         goto out;
@@ -810,7 +711,7 @@ int main(int argc, char **argv)
     if (s->verbose)
         note("%ld session(s), %ld observation(s)", s->sessions, s->observations);
     cleanup();
-    if (s->dl) dlclose(s->dl);
+    mlbc_model_close(s->dl);
     if (failed) return 1;
     if (g_signal) return 128 + g_signal;
     if (s->command) {

@@ -38,6 +38,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <map>
@@ -140,6 +142,8 @@ static struct {
     const char *trace = NULL;
     bool early_gcc = false;         /* keep GCC's early inliner */
     int64_t max_size = 5000;        /* forced inlining stops growing a function past this */
+    bool stats = false;             /* time the policy's evaluations, print the share */
+    const char *stats_file = NULL;  /* append the stats line there instead of stderr */
 } opt;
 
 static const char *plugin_name = "mlbc_inline";
@@ -161,6 +165,44 @@ static std::vector<observation> observations;
 static mlbc_runner *runner = NULL;
 static bool runner_failed = false;
 static bool warned_failure = false;
+
+/* ---- stats: the model's share of compile time (option stats) ------------------------------- */
+
+static struct {
+    uint64_t evaluations, model_ns, load_ns;
+} stats;
+
+static uint64_t now_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
+}
+
+/* One line, the clang plugin's format: cc1's whole CPU time (user + system) is the
+ * denominator, so the share is conservative. */
+static void print_stats(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double cpu_ms = ru.ru_utime.tv_sec * 1e3 + ru.ru_utime.tv_usec / 1e3 +
+                    ru.ru_stime.tv_sec * 1e3 + ru.ru_stime.tv_usec / 1e3;
+    double wall_ms = (now_ns() - stats.load_ns) / 1e6, model_ms = stats.model_ns / 1e6;
+    FILE *f = opt.stats_file ? fopen(opt.stats_file, "a") : NULL;
+    if (opt.stats_file && !f)
+        error("%s: cannot open %s for the stats: %m", plugin_name, opt.stats_file);
+    fprintf(f ? f : stderr,
+            "%s: stats: mode=%s evaluations=%llu model_ns=%llu ns_per_evaluation=%.0f "
+            "process_cpu_ms=%.1f wall_ms_since_load=%.1f model_share_of_cpu=%.3f%% "
+            "model_share_of_wall=%.3f%%\n",
+            plugin_name, mode_names[opt.mode], (unsigned long long)stats.evaluations,
+            (unsigned long long)stats.model_ns,
+            stats.evaluations ? (double)stats.model_ns / stats.evaluations : 0.0, cpu_ms,
+            wall_ms, cpu_ms > 0 ? 100 * model_ms / cpu_ms : 0.0,
+            wall_ms > 0 ? 100 * model_ms / wall_ms : 0.0);
+    if (f)
+        fclose(f);
+}
 
 static mlbc_tensor_spec feature_spec(const char *name)
 {
@@ -361,7 +403,12 @@ static int64_t ask(const int64_t *f, const char *context)
     for (int i = 0; i < NFEATURES; i++)
         *(int64_t *)mlbc_runner_input(r, i) = f[i];
     {
+        uint64_t t0 = opt.stats ? now_ns() : 0;
         const int64_t *a = (const int64_t *)mlbc_runner_evaluate(r);
+        if (opt.stats) {
+            stats.model_ns += now_ns() - t0;
+            stats.evaluations++;
+        }
         if (a)
             return *a != 0;
     }
@@ -701,6 +748,8 @@ static void finish(void *, void *)
         mlbc_runner_free(runner);           /* a pipe runner closes its FIFOs: end of session */
         runner = NULL;
     }
+    if (opt.stats)
+        print_stats();
 }
 
 /* ---- plugin_init --------------------------------------------------------------------------- */
@@ -716,7 +765,8 @@ static struct plugin_info info = {
     "  -fplugin-arg-mlbc_inline-log=FILE          training log (features + decision)\n"
     "  -fplugin-arg-mlbc_inline-trace=FILE        one line per call site, with names\n"
     "  -fplugin-arg-mlbc_inline-early=off|gcc     GCC's early inliner (default: off)\n"
-    "  -fplugin-arg-mlbc_inline-max-size=N        cap on forced growth of a function (5000)\n",
+    "  -fplugin-arg-mlbc_inline-max-size=N        cap on forced growth of a function (5000)\n"
+    "  -fplugin-arg-mlbc_inline-stats[=FILE]      time the policy; print its share of cc1's time\n",
 };
 
 EXPORT int plugin_init(struct plugin_name_args *args, struct plugin_gcc_version *version)
@@ -727,10 +777,11 @@ EXPORT int plugin_init(struct plugin_name_args *args, struct plugin_gcc_version 
         return 1;
     }
     plugin_name = args->base_name;
+    stats.load_ns = now_ns();
     bool mode_given = false;
     for (int i = 0; i < args->argc; i++) {
         const char *k = args->argv[i].key, *v = args->argv[i].value;
-        bool need_value = strcmp(k, "help") != 0;
+        bool need_value = strcmp(k, "help") != 0 && strcmp(k, "stats") != 0;
         if (need_value && (!v || !*v)) {
             error("%s: option %qs needs a value", plugin_name, k);
             return 1;
@@ -779,6 +830,9 @@ EXPORT int plugin_init(struct plugin_name_args *args, struct plugin_gcc_version 
                 return 1;
             }
             opt.early_gcc = !strcmp(v, "gcc");
+        } else if (!strcmp(k, "stats")) {
+            opt.stats = true;
+            opt.stats_file = v && *v ? v : NULL;
         } else if (!strcmp(k, "help")) {
             fputs(info.help, stderr);
         } else {

@@ -409,6 +409,46 @@ static void test_shared_object(void)
     CHECK(!r && contains(err, "shared object"));
 }
 
+/* ---- a model on its own: mlbc_model_open, mlbc_model_check ---------------------------- */
+
+static void test_model_check(void)
+{
+    mlbc_tensor_spec f[3], decision = mlbc_spec("decision", MLBC_INT64, 1, one);
+    mlbc_release_options opt = {"feed_", "fetch_", "size"};
+    const mlbc_model_desc *d = NULL;
+    char err[256] = "";
+    void *h;
+    selector_specs(f);
+    f[2] = mlbc_spec("step_type", MLBC_INT32, 1, one);
+
+    h = mlbc_model_open(so_path, NULL, &d, err, sizeof err);
+    CHECK(h && d && !strcmp(d->name, "selector") && d->num_args == 4);
+    CHECK(mlbc_model_check(d, f, 3, &decision, &opt, err, sizeof err) == 0);
+    mlbc_model_close(h);
+    CHECK(!mlbc_model_open(so_path, "nope_desc", &d, err, sizeof err)
+          && contains(err, "nope_desc"));
+
+    /* the release runner leaves an unfed input zero; the check names it */
+    CHECK(mlbc_model_check(&selector_desc, f, 2, &decision, &opt, err, sizeof err) == -1
+          && contains(err, "'step_type' (int32_t[1]) is not among the 2 features"));
+    /* without a selector, model_selector is an input like any other */
+    opt.model_selector = NULL;
+    CHECK(mlbc_model_check(&selector_desc, f, 3, &decision, &opt, err, sizeof err) == -1
+          && contains(err, "'feed_model_selector'"));
+    opt.model_selector = "size";
+    f[1] = mlbc_spec("b", MLBC_FLOAT, 1, one);
+    CHECK(mlbc_model_check(&selector_desc, f, 3, &decision, &opt, err, sizeof err) == -1
+          && contains(err, "'feed_b' is int64_t[1] but the feature 'b' is float[1]"));
+    selector_specs(f);
+    decision.type = MLBC_INT32;
+    CHECK(mlbc_model_check(&selector_desc, f, 3, &decision, &opt, err, sizeof err) == -1
+          && contains(err, "'fetch_decision' is int64_t[1] but the advice is int32_t[1]"));
+    decision = mlbc_spec("verdict", MLBC_INT64, 1, one);
+    CHECK(mlbc_model_check(&selector_desc, f, 3, &decision, &opt, err, sizeof err) == -1
+          && contains(err, "no output 'verdict'"));
+    CHECK(mlbc_model_check(&selector_desc, f, 3, NULL, &opt, err, sizeof err) == 0);
+}
+
 /* ---- environment loop ----------------------------------------------------------------- */
 
 typedef struct toy_env {
@@ -732,6 +772,7 @@ static int run_checks(const char *so)
     test_release_binding();
     test_selector(make_release, NULL);
     test_shared_object();
+    test_model_check();
     test_env();
     test_json_writer();
     test_json_reader();
