@@ -8,6 +8,8 @@ from the runtime sources with -fsanitize=address,undefined (leak detection on).
 import argparse
 import io
 import os
+import random
+import unittest.mock
 import re
 import shutil
 import subprocess
@@ -645,6 +647,91 @@ def test_logs(bins):
                   p.stdout[-600:] + p.stderr[-600:])
 
 
+# ---- the host's observation fast path against the general reader ----------------------------------
+
+def fuzz_stream():
+    """A valid interactive stream: several feature types and shapes, adjacent contexts."""
+    specs = [TensorSpec("a", "int64_t", [1]), TensorSpec("b", "float", [2, 3]),
+             TensorSpec("c", "uint8_t", [3])]
+    buf = io.BytesIO()
+    w = LogWriter(buf, specs, advice=TensorSpec("adv", "int64_t", [1]))
+    for k in range(6):
+        if k % 3 == 0:
+            w.context("f%d" % k)
+            w.context("g%d" % k)
+        w.observation([k, [[k + 0.5] * 3] * 2, [10, 0x0A, 255]])
+    return buf.getvalue()
+
+
+def host_verdict(blob, as_numpy):
+    """(observations answered, error) of the host's LLVM loop over blob, run in process."""
+    ch = mlbc_gym.Channel("/nonexistent", lambda f, c, i: 0, numpy=as_numpy)
+    sess = ch._begin()
+    with open(os.devnull, "wb") as sink:
+        try:
+            ch._serve_llvm(io.BufferedReader(io.BytesIO(blob)), sink.fileno(), lambda: False)
+        except (mlbc_gym.host.HostError, ProtocolError) as e:
+            return sess.observations, str(e)
+    return sess.observations, None
+
+
+def reader_verdict(blob):
+    """The same through LogReader.records() with every record line parsed by json.loads
+    (the fast observation parse turned off): observations, error."""
+    n = 0
+    try:
+        with unittest.mock.patch.object(mlbc_gym.log, "observation_number", lambda line: None):
+            for rec in LogReader(io.BytesIO(blob)).records():
+                if rec.kind == "observation":
+                    n += 1
+                elif rec.kind not in ("context", "header"):
+                    return n, "unexpected " + rec.kind
+    except EOFError:
+        return 0, None
+    except ProtocolError as e:
+        return n, str(e)
+    return n, None
+
+
+def test_host_fuzz():
+    """Every prefix and 600 mutations (bytes replaced, inserted, deleted) of a stream: the host's fast path answers exactly
+    the observations the general reader finds and fails exactly where it fails, with a
+    ProtocolError or HostError, never another exception."""
+    good = fuzz_stream()
+    rng = random.Random(7)
+    blobs = [good[:k] for k in range(len(good) + 1)]
+    for line in (b'{"observation":01}', b'{"observation": 1}', b'{"observation":1 }',
+                 b'{"observation":-1}', b'{"observation":1.0}', b'{"observation":"1"}',
+                 b'{"observation":1,"x":2}', b'{"observation":true}',
+                 b'{"observation":123456789012345678901234567890}', b'{ "observation":1}'):
+        blobs.append(good.replace(b'{"observation":1}', line, 1))
+    for _ in range(600):
+        b = bytearray(good)
+        for _ in range(rng.randint(1, 3)):
+            i, c = rng.randrange(len(b)), rng.choice(b'\n}0 "' + bytes([rng.randrange(256)]))
+            op = rng.randrange(3)
+            if op == 0:
+                b[i] = c                # replace
+            elif op == 1:
+                b.insert(i, c)          # insert
+            else:
+                del b[i]                # delete
+        blobs.append(bytes(b))
+    for as_numpy in (False, True) if mlbc_gym.have_numpy() else (False,):
+        odd = []
+        for blob in blobs:
+            try:
+                h = host_verdict(blob, as_numpy)
+            except Exception as e:  # noqa: BLE001 - any other exception is the bug we look for
+                odd.append("%r: %s: %s" % (blob[:60], type(e).__name__, e))
+                continue
+            r = reader_verdict(blob)
+            if h[0] != r[0] or (h[1] is None) != (r[1] is None):
+                odd.append("%r: host %r, reader %r" % (blob[:60], h, r))
+        check("host fast path == general reader on %d streams (numpy=%s)"
+              % (len(blobs), as_numpy), not odd, "; ".join(odd[:3]))
+
+
 # ---- a real clang-19 (smoke tests; tests/test_clang.py has the full suite) ------------------------
 
 def test_clang():
@@ -726,6 +813,7 @@ def main():
         test_good_host(bins)
         test_bad_hosts(bins)
         test_host_robustness()
+        test_host_fuzz()
         test_logs(bins)
         test_clang()
     print("%d passed, %d failed" % (passed, failed))
