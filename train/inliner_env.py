@@ -144,11 +144,20 @@ def _children_cpu():
 def compile_default(mod, workdir, keep=None):
     """clang-19 -Oz with its own heuristic inliner (no ML advisor, no channel)."""
     obj = keep or _fresh(workdir, "o") + ".o"
+    return _timed_compile(clang_cmd(mod, obj), obj, keep)
+
+
+def clang_cmd(mod, obj):
+    return [CLANG] + OPT_FLAGS + ["-c", mod.bc, "-o", obj]
+
+
+def _timed_compile(cmd, obj, keep):
+    """Runs a compilation that writes obj: a Run with its .text size, wall and CPU time (of
+    every child process); obj is removed unless it is the one to keep."""
     r = Run()
     c0 = _children_cpu()
     t0 = time.perf_counter()
-    p = subprocess.run([CLANG] + OPT_FLAGS + ["-c", mod.bc, "-o", obj], capture_output=True,
-                       timeout=COMPILE_TIMEOUT)
+    p = subprocess.run(cmd, capture_output=True, timeout=COMPILE_TIMEOUT)
     r.seconds = time.perf_counter() - t0
     r.cpu = _children_cpu() - c0
     r.returncode = p.returncode
@@ -177,7 +186,7 @@ def compile_with_policy(mod, decide, workdir, include_default=False, record=True
             r.decisions.append(d)
         return d
 
-    cmd = [CLANG] + OPT_FLAGS + ["-c", mod.bc, "-o", obj] + inliner_flags(base, include_default)
+    cmd = clang_cmd(mod, obj) + inliner_flags(base, include_default)
     t0 = time.perf_counter()
     try:
         res = mlbc_gym.serve(base, policy, command=cmd, command_timeout=COMPILE_TIMEOUT,
@@ -206,26 +215,13 @@ def compile_with_so(mod, policy_so, workdir, serve_tool, log=None, keep=None, sy
     served by build/mlbc-serve; with log= it writes the training log."""
     base = _fresh(workdir, "ch")
     obj = keep or base + ".o"
-    r = Run()
     cmd = [serve_tool, "--model", policy_so, "--channel", base, "--timeout", "120000"]
     if symbol:
         cmd += ["--symbol", symbol]
     if log:
         cmd += ["--log", log]
-    cmd += ["--", CLANG] + OPT_FLAGS + ["-c", mod.bc, "-o", obj] + inliner_flags(base)
-    c0 = _children_cpu()
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, capture_output=True, timeout=COMPILE_TIMEOUT)
-    r.seconds = time.perf_counter() - t0
-    r.cpu = _children_cpu() - c0
-    r.returncode = p.returncode
-    if p.returncode == 0:
-        r.text = text_size(obj)
-    else:
-        r.error = p.stderr.decode(errors="replace")[-500:]
-    if keep is None and os.path.exists(obj):
-        os.unlink(obj)
-    return r
+    cmd += ["--"] + clang_cmd(mod, obj) + inliner_flags(base)
+    return _timed_compile(cmd, obj, keep)
 
 
 def split_of(name):
@@ -263,22 +259,7 @@ def compile_with_plugin(mod, plugin_so, workdir, keep=None):
     """clang-19 -Oz with a compiled policy linked into clang through the pass plugin of
     plugins/clang (LLVM's MLInlineAdvisor + ReleaseModeModelRunner, no channel)."""
     obj = keep or _fresh(workdir, "p") + ".o"
-    r = Run()
-    c0 = _children_cpu()
-    t0 = time.perf_counter()
-    p = subprocess.run([CLANG] + OPT_FLAGS + ["-c", mod.bc, "-o", obj,
-                                              "-fpass-plugin=" + plugin_so],
-                       capture_output=True, timeout=COMPILE_TIMEOUT)
-    r.seconds = time.perf_counter() - t0
-    r.cpu = _children_cpu() - c0
-    r.returncode = p.returncode
-    if p.returncode == 0:
-        r.text = text_size(obj)
-    else:
-        r.error = p.stderr.decode(errors="replace")[-500:]
-    if keep is None and os.path.exists(obj):
-        os.unlink(obj)
-    return r
+    return _timed_compile(clang_cmd(mod, obj) + ["-fpass-plugin=" + plugin_so], obj, keep)
 
 
 def parallel_map(fn, items, jobs=None):
