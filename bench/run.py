@@ -1,5 +1,6 @@
 """make bench: latency, compile time and code size of mlbc's generated code, against the same
-code built at -O0, a hand-written C loop, OpenBLAS and the memory-read floor.
+code built at -O0, a hand-written C loop, OpenBLAS, the memory-read floor and, when libtorch is
+installed, the same example models run by libtorch (TorchScript).
 
 Every number comes from this one run. The timed programs are interleaved: in each round every
 program runs once, in a new order, for a few batches; a latency is the median over all
@@ -9,6 +10,7 @@ import argparse
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -23,6 +25,9 @@ import onnxshim  # noqa: E402,F401  (numpy aliases before onnx)
 from onnxshim import numpy_helper, onnx  # noqa: E402
 
 CC = os.environ.get("CC", "cc")
+CXX = os.environ.get("CXX", "g++")
+TORCH_API = "/usr/include/torch/csrc/api/include"     # Debian's libtorch-dev
+TORCH_LIBS = ["torch", "torch_cpu", "c10"]
 FC_SHAPES = [(500, 1), (5000, 1), (50000, 1), (500, 64), (5000, 64)]
 COMPILE_RUNS = 7
 BATCHES_PER_ROUND = 4
@@ -163,6 +168,49 @@ class Row:
         self.obj_bytes = int(sizes[0]) + int(sizes[1])          # text (with rodata) + data
 
 
+def libtorch_missing():
+    """Why the libtorch peer cannot be built on this machine, or None."""
+    if not shutil.which(CXX):
+        return "no C++ compiler %s" % CXX
+    for header in ("/usr/include/torch/script.h", os.path.join(TORCH_API, "torch", "all.h")):
+        if not os.path.exists(header):
+            return "no %s (Debian package libtorch-dev)" % header
+    for lib in TORCH_LIBS:      # g++ prints the bare name back when it cannot find the file
+        if not os.path.isabs(run([CXX, "-print-file-name=lib%s.so" % lib]).strip()):
+            return "no lib%s.so (Debian package libtorch-dev)" % lib
+    return None
+
+
+def libtorch_peer(work):
+    """The libtorch timing program (libtorch_main.cpp + harness.o), built once; None (and a
+    line saying why) if libtorch is missing or the program does not build."""
+    exe = os.path.join(work, "libtorch_main")
+    try:
+        why = libtorch_missing()
+        if why is None:
+            run([CXX, "-std=c++17", "-O2", "-I", HERE, "-I", TORCH_API,
+                 os.path.join(HERE, "libtorch_main.cpp"), os.path.join(work, "harness.o"),
+                 "-o", exe] + ["-l" + lib for lib in TORCH_LIBS])
+            return exe
+    except Error as e:
+        why = "cannot build libtorch_main.cpp: %s" % e
+    print("libtorch peer: skipped (no \"vs libtorch\" column): %s" % why)
+    return None
+
+
+def torchscript_file(row):
+    return os.path.join(HERE, "torchscript", os.path.basename(row.model)[:-len(".onnx")] + ".pt")
+
+
+def torch_inputs(model):
+    """libtorch_main.cpp's input arguments: "DTYPE:D0xD1..." per graph input, in graph order."""
+    g = onnx.load(model).graph
+    init = {t.name for t in g.initializer}
+    return ["%d:%s" % (i.type.tensor_type.elem_type,
+                       "x".join(str(d.dim_value) for d in i.type.tensor_type.shape.dim))
+            for i in g.input if i.name not in init]
+
+
 def fc_model(work, n, m):
     """y = x.W + b as ONNX MatMul + Add (opset 13), float32, batch 1."""
     rng = np.random.RandomState(n * 1000 + m)
@@ -209,7 +257,10 @@ def ns(t):
 
 
 def ratio(mine, other):
-    return "%.2f" % (mine / other) if mine and other else "-"
+    if not (mine and other):
+        return "-"
+    r = mine / other
+    return "%.2f" % r if r >= 0.01 else "%.2g" % r     # two digits even far below 1 (libtorch)
 
 
 def table(title, header, lines, notes=()):
@@ -223,7 +274,7 @@ def table(title, header, lines, notes=()):
         print(note)
 
 
-def mlbc_table(title, rows, dram_bw):
+def mlbc_table(title, rows, dram_bw, peers=()):
     lines, missing = [], []
     for r in rows:
         mine = r.error is None and r.timed["-O2"].median()
@@ -237,10 +288,11 @@ def mlbc_table(title, rows, dram_bw):
                       "%.0f" % (r.timed["-O2"].spread() * 100),
                       ratio(mine, r.timed["-O0"].median()), ratio(mine, ref.get("naive C")),
                       ratio(mine, ref.get("OpenBLAS")), ratio(mine, ref["read floor"]),
-                      ratio(mine, dram_bw and r.weight_bytes / dram_bw)])
+                      ratio(mine, dram_bw and r.weight_bytes / dram_bw)]
+                     + [ratio(mine, ref.get(p)) for p in peers])
     table(title, ["model", "params", "FLOPs", "compile ms", "object KiB", "ns/run", "IQR %",
-                  "vs -O0", "vs naive C", "vs OpenBLAS", "vs read floor", "vs DRAM floor"],
-          lines, missing)
+                  "vs -O0", "vs naive C", "vs OpenBLAS", "vs read floor", "vs DRAM floor"]
+          + ["vs " + p for p in peers], lines, missing)
 
 
 def reference_table(refs, dram_bw):
@@ -253,6 +305,21 @@ def reference_table(refs, dram_bw):
     table("fully-connected layer: the references alone (ns/run)",
           ["layer", "weights KiB", "naive C -O2", "OpenBLAS", "read floor", "DRAM floor"],
           lines)
+
+
+def peer_table(rows):
+    lines, missing = [], []
+    for r in rows:
+        t = r.refs.get("libtorch")
+        if t is None:
+            missing.append("%s: no %s (see bench/make_torchscript.py)"
+                           % (r.name, os.path.relpath(torchscript_file(r), ROOT)))
+        elif t.median() is None:
+            missing.append("%s: not measured: %s" % (r.name, t.error))
+        else:
+            lines.append([r.name, ns(t.median()), "%.0f" % (t.spread() * 100)])
+    table("example models: libtorch alone (TorchScript, 1 thread, batch 1; ns/run)",
+          ["model", "libtorch", "IQR %"], lines, missing)
 
 
 def main():
@@ -275,6 +342,7 @@ def main():
               "expect wide IQRs and shifted ratios")
 
     cc(["-O2", "-c", os.path.join(HERE, "harness.c")], os.path.join(work, "harness.o"))
+    peer = libtorch_peer(work)
     stream = harness(work, "stream", ["-O3", "-march=native", "-funroll-loops"], "stream")
     dram_bytes = max(64 << 20, 2 * largest_cache_bytes())
     dram = timed(stream, str(dram_bytes))
@@ -290,6 +358,9 @@ def main():
             row.refs.setdefault("read floor", timed(stream, str(row.weight_bytes)))
         except Error as e:
             row.error = str(e)
+    for row in models if peer else []:
+        if os.path.exists(torchscript_file(row)):
+            row.refs["libtorch"] = timed(peer, torchscript_file(row), *torch_inputs(row.model))
 
     time_compiles([r for r in models + fcs if r.error is None], mlbc)
     measure(list(_timed.values()), args.rounds)
@@ -300,10 +371,12 @@ def main():
     print("latency: median of %d batches (>= 2 ms each) per program in %d interleaved rounds;"
           " ratios: mlbc's -O2 latency / the other's (below 1: mlbc faster)"
           % (args.rounds * BATCHES_PER_ROUND, args.rounds))
-    mlbc_table("example models (models/*.onnx)", models, dram_bw)
+    mlbc_table("example models (models/*.onnx)", models, dram_bw, ["libtorch"] if peer else [])
     mlbc_table("fully-connected layer y = x.W + b, float32, batch 1, N inputs x M outputs",
                fcs, dram_bw)
     reference_table(refs, dram_bw)
+    if peer:
+        peer_table(models)
     import roundtrip  # the ML-Compiler-Bridge round-trip study (bench/README.md, "Round trip")
     roundtrip.study(args.build)
     print("\n(%.0f s)" % (time.time() - t_start))
