@@ -47,13 +47,14 @@ static int lookup_binding(const char *sym, int64_t *value)
     return 0;
 }
 
-/* ---- name table: open addressing over the graph's values ---- */
+/* ---- name tables: open addressing, chained to the enclosing scope ---- */
 
-typedef struct Scope {
-    Value **slot;
+struct Env {
+    Env *up;                            /* the enclosing scope, searched next */
+    const char **name;                  /* cap slots, a power of two; NULL if free */
+    Value **val;
     size_t cap, count;
-    Graph *g;
-} Scope;
+};
 
 static size_t hash(const char *s)
 {
@@ -63,33 +64,86 @@ static size_t hash(const char *s)
     return h;
 }
 
-static Value **scope_find(Scope *s, const char *name)
+static size_t env_slot(const Env *e, const char *name)
 {
-    size_t i = hash(name) & (s->cap - 1);
-    while (s->slot[i] && strcmp(s->slot[i]->name, name))
-        i = (i + 1) & (s->cap - 1);
-    return &s->slot[i];
+    size_t i = hash(name) & (e->cap - 1);
+    while (e->name[i] && strcmp(e->name[i], name))
+        i = (i + 1) & (e->cap - 1);
+    return i;
 }
 
-static Value *lookup(Scope *s, const char *name) { return *scope_find(s, name); }
-
-static Value *define(Scope *s, const char *name, const char *what)
+Env *env_new(Env *up)
 {
-    if (!*name)
-        die("%s with an empty name", what);
-    Value **slot = scope_find(s, name);
-    if (*slot)
-        die("tensor '%s' is defined more than once (again as %s)", name, what);
+    Env *e = xalloc(sizeof *e);
+    e->up = up;
+    return e;
+}
+
+static void env_grow(Env *e)
+{
+    Env old = *e;
+    e->cap = old.cap ? 2 * old.cap : 16;
+    e->name = xalloc(sizeof(char *) * e->cap);
+    e->val = xalloc(sizeof(Value *) * e->cap);
+    for (size_t i = 0; i < old.cap; i++)
+        if (old.name[i]) {
+            size_t k = env_slot(e, old.name[i]);
+            e->name[k] = old.name[i];
+            e->val[k] = old.val[i];
+        }
+}
+
+int env_bind(Env *e, const char *name, Value *v)
+{
+    if (2 * (e->count + 1) > e->cap)
+        env_grow(e);
+    size_t k = env_slot(e, name);
+    if (e->name[k])
+        return 0;
+    e->name[k] = name;
+    e->val[k] = v;
+    e->count++;
+    return 1;
+}
+
+Value *env_find(const Env *e, const char *name)
+{
+    for (; e; e = e->up)
+        if (e->count) {
+            size_t k = env_slot(e, name);
+            if (e->name[k])
+                return e->val[k];
+        }
+    return NULL;
+}
+
+typedef struct Scope {
+    Env *env;                           /* the main graph's names */
+    Graph *g;
+} Scope;
+
+static Value *lookup(Scope *s, const char *name) { return env_find(s->env, name); }
+
+Value *new_value(Graph *g, const char *name)
+{
+    g->values = xgrow(g->values, g->nvalues, &g->capvalues, sizeof(Value *));
     Value *v = xalloc(sizeof *v);
     v->name = name;
     v->rank = -1;
     v->decl_rank = -1;
     v->arg_index = v->result_index = -1;
     v->offset = -1;
-    *slot = v;
-    s->count++;
-    Graph *g = s->g;
     g->values[g->nvalues++] = v;
+    return v;
+}
+
+static Value *define(Scope *s, const char *name, const char *what)
+{
+    if (!*name)
+        die("%s with an empty name", what);
+    Value *v = new_value(s->g, name);
+    if (!env_bind(s->env, name, v))
+        die("tensor '%s' is defined more than once (again as %s)", name, what);
     return v;
 }
 
@@ -242,42 +296,73 @@ static int find_opset(const Onnx__ModelProto *m, const char *domain)
     return -1;
 }
 
-static Node *import_node(Scope *s, const Onnx__ModelProto *m, const Onnx__NodeProto *np,
-                         int index)
+Node *new_node(const Onnx__NodeProto *np, const char *name, int opset)
 {
     Node *n = xalloc(sizeof *n);
     n->op = np->op_type ? np->op_type : "";
     n->domain = np->domain ? np->domain : "";
     if (!strcmp(n->domain, "ai.onnx"))
         n->domain = "";
-    n->name = np->name && *np->name ? np->name : strf("#%d", index);
-    n->opset = find_opset(m, n->domain);
+    n->name = name;
+    n->opset = opset;
     if (*n->domain)
         die("node '%s': op '%s' is in domain '%s', which mlbc does not support (only the "
             "default ONNX domain)", n->name, n->op, n->domain);
-    if (n->opset < 0)
-        die("node '%s' (%s): the model imports no opset for the default domain", n->name,
-            n->op);
     n->nin = (int)np->n_input;
     n->nout = (int)np->n_output;
     n->in = xalloc(sizeof(Value *) * (n->nin + 1));
     n->out = xalloc(sizeof(Value *) * (n->nout + 1));
     n->attr = np->attribute;
     n->nattr = (int)np->n_attribute;
+    return n;
+}
+
+static Node *import_node(const Onnx__ModelProto *m, const Onnx__NodeProto *np, int index)
+{
+    const char *domain = np->domain && strcmp(np->domain, "ai.onnx") ? np->domain : "";
+    Node *n = new_node(np, np->name && *np->name ? np->name : strf("#%d", index),
+                       find_opset(m, domain));
+    if (n->opset < 0)
+        die("node '%s' (%s): the model imports no opset for the default domain", n->name,
+            n->op);
     n->index = index;
     return n;
 }
 
-/* Kahn-style scheduling: a node is ready once all its inputs are defined. Whatever
+/* What a node waits for before it can be scheduled: its inputs and the outer names its
+ * subgraphs use. */
+typedef struct Needs {
+    const char **name;
+    int n, ninputs;                     /* inputs first */
+} Needs;
+
+static Needs needs_of(const Onnx__NodeProto *np)
+{
+    const char **outer;
+    int nouter = outer_names(np, &outer);
+    Needs d = {xalloc(sizeof(char *) * (np->n_input + nouter + 1)), 0, 0};
+    for (size_t k = 0; k < np->n_input; k++)
+        if (*np->input[k])
+            d.name[d.n++] = np->input[k];
+    d.ninputs = d.n;
+    for (int k = 0; k < nouter; k++)
+        d.name[d.n++] = outer[k];
+    return d;
+}
+
+/* Kahn-style scheduling: a node is ready once all it needs is defined. Whatever
  * cannot be scheduled either uses an undefined name or sits on a cycle. */
 static void schedule(Scope *s, Graph *g, const Onnx__ModelProto *m)
 {
     const Onnx__GraphProto *gp = m->graph;
     int n = (int)gp->n_node;
     Node **nodes = xalloc(sizeof(Node *) * (n + 1));
+    Needs *needs = xalloc(sizeof(Needs) * (n + 1));
     char *done = xalloc(n + 1);
-    for (int i = 0; i < n; i++)
-        nodes[i] = import_node(s, m, gp->node[i], i);
+    for (int i = 0; i < n; i++) {
+        nodes[i] = import_node(m, gp->node[i], i);
+        needs[i] = needs_of(gp->node[i]);
+    }
     g->nodes = xalloc(sizeof(Node *) * (n + 1));
     for (int progress = 1; progress && g->nnodes < n;) {
         progress = 0;
@@ -286,13 +371,14 @@ static void schedule(Scope *s, Graph *g, const Onnx__ModelProto *m)
             if (done[i])
                 continue;
             int ready = 1;
-            for (size_t k = 0; k < np->n_input && ready; k++)
-                ready = !*np->input[k] || lookup(s, np->input[k]);
+            for (int k = 0; k < needs[i].n && ready; k++)
+                ready = lookup(s, needs[i].name[k]) != NULL;
             if (!ready)
                 continue;
             Node *nd = nodes[i];
             for (size_t k = 0; k < np->n_input; k++)
                 nd->in[k] = *np->input[k] ? lookup(s, np->input[k]) : NULL;
+            nd->env = s->env;  /* outer names of its subgraphs, if any (all defined) */
             for (size_t k = 0; k < np->n_output; k++)
                 if (*np->output[k]) {
                     nd->out[k] = define(s, np->output[k], strf("an output of node '%s'",
@@ -311,19 +397,20 @@ static void schedule(Scope *s, Graph *g, const Onnx__ModelProto *m)
     for (int i = 0; i < n; i++) {
         if (done[i])
             continue;
-        const Onnx__NodeProto *np = gp->node[i];
-        for (size_t k = 0; k < np->n_input; k++) {
-            if (!*np->input[k] || lookup(s, np->input[k]))
+        for (int k = 0; k < needs[i].n; k++) {
+            const char *name = needs[i].name[k];
+            if (lookup(s, name))
                 continue;
             int produced = 0;
             for (int j = 0; j < n && !produced; j++)
                 for (size_t o = 0; o < gp->node[j]->n_output; o++)
-                    produced |= !strcmp(gp->node[j]->output[o], np->input[k]);
+                    produced |= !strcmp(gp->node[j]->output[o], name);
+            const char *how = k < needs[i].ninputs ? "" : " in a subgraph";
             if (produced)
                 die("graph has a cycle: node '%s' (%s) depends on its own output through "
-                    "'%s'", nodes[i]->name, nodes[i]->op, np->input[k]);
-            die("node '%s' (%s) uses tensor '%s', which is not defined", nodes[i]->name,
-                nodes[i]->op, np->input[k]);
+                    "'%s'%s", nodes[i]->name, nodes[i]->op, name, how);
+            die("node '%s' (%s) uses tensor '%s'%s, which is not defined", nodes[i]->name,
+                nodes[i]->op, name, how);
         }
     }
     die("graph cannot be scheduled");
@@ -346,16 +433,9 @@ Model *import_model(Onnx__ModelProto *m)
     model->opset = find_opset(m, "");
     g->name = gp->name ? gp->name : "";
 
-    size_t maxv = gp->n_input + gp->n_initializer + 1;
-    for (size_t i = 0; i < gp->n_node; i++)
-        maxv += gp->node[i]->n_output;
-    g->values = xalloc(sizeof(Value *) * maxv);
     g->inputs = xalloc(sizeof(Value *) * (gp->n_input + 1));
     g->outputs = xalloc(sizeof(Value *) * (gp->n_output + 1));
-    Scope s = {.g = g, .cap = 16};
-    while (s.cap < 2 * maxv)
-        s.cap *= 2;
-    s.slot = xalloc(sizeof(Value *) * s.cap);
+    Scope s = {env_new(NULL), g};
 
     if (gp->n_sparse_initializer)
         die("sparse initializers are not supported");

@@ -2,7 +2,9 @@
  *
  * One sweep in schedule order: infer a node's outputs, then fold it if all its inputs are
  * constant. Folding as we go lets later shape rules see folded values (the
- * Shape -> Gather -> Concat -> Reshape chains of exported PyTorch models).
+ * Shape -> Gather -> Concat -> Reshape chains of exported PyTorch models). A control-flow
+ * node (If, Loop, Scan) is lowered when the sweep reaches it: plain nodes replace it, inferred
+ * and folded as they are made (lower.c), and go into the schedule right after it.
  */
 #include <string.h>
 
@@ -78,7 +80,7 @@ static void remove_dead(Graph *g)
         g->values[i]->nuse = g->values[i]->result_index >= 0;
     for (int i = g->nnodes - 1; i >= 0; i--) {
         Node *n = g->nodes[i];
-        int used = 0;
+        int used = n->keep;
         for (int k = 0; k < n->nout; k++)
             used |= n->out[k] && n->out[k]->nuse > 0;
         if (!used)
@@ -97,7 +99,40 @@ static int outputs_known(const Node *n)
     for (int i = 0; i < n->nout; i++)
         if (n->out[i] && !n->out[i]->data)
             return 0;
-    return 1;
+    return !n->keep;
+}
+
+static void infer_fold(Node *n)
+{
+    infer_node(n);
+    if (outputs_known(n))
+        n->dead = 1;
+    else
+        fold_node(n);
+}
+
+void splice_node(Splice *s, Node *n)
+{
+    if (!n->def)
+        bind_op(n);
+    if (lower_control(s, n))
+        return;
+    infer_fold(n);
+    s->nodes = xgrow(s->nodes, s->nnodes, &s->cap, sizeof(Node *));
+    s->nodes[s->nnodes++] = n;
+}
+
+/* Put the nodes of s into g's schedule at position AT. */
+static void insert_nodes(Graph *g, int at, const Splice *s)
+{
+    Node **p = xalloc(sizeof(Node *) * (g->nnodes + s->nnodes + 1));
+    memcpy(p, g->nodes, sizeof(Node *) * at);
+    memcpy(p + at, s->nodes, sizeof(Node *) * s->nnodes);
+    memcpy(p + at + s->nnodes, g->nodes + at, sizeof(Node *) * (g->nnodes - at));
+    g->nodes = p;
+    g->nnodes += s->nnodes;
+    for (int i = 0; i < g->nnodes; i++)
+        g->nodes[i]->index = i;
 }
 
 void infer_graph(Graph *g)
@@ -106,11 +141,13 @@ void infer_graph(Graph *g)
         bind_op(g->nodes[i]);
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
-        infer_node(n);
-        if (outputs_known(n))
-            n->dead = 1;
-        else
-            fold_node(n);
+        Splice s = {.g = g};
+        if (!lower_control(&s, n)) {
+            infer_fold(n);
+            continue;
+        }
+        insert_nodes(g, i + 1, &s);
+        i += s.nnodes;
     }
     remove_dead(g);
     if (fuse_graph(g))

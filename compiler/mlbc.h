@@ -4,6 +4,7 @@
  *   load.c / text_parse.y  ->  Onnx__ModelProto          (front ends)
  *   import.c               ->  Graph                     (one IR for both)
  *   infer.c                ->  types, shapes, folding, dead-node removal
+ *                              (lower.c: If, Loop, Scan unrolled into plain nodes)
  *   plan.c                 ->  scratch memory plan
  *   emit.c                 ->  C source + header
  * Operators live in op_*.c, one file per family: shape rule, folding and emitter together.
@@ -23,6 +24,8 @@
 
 /* Everything lives until exit: the compiler is a short-lived process. */
 void *xalloc(size_t n);                 /* zeroed; dies on exhaustion */
+/* p (n elements of elem bytes) with room for one more: doubles *cap when full */
+void *xgrow(void *p, int n, int *cap, size_t elem);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *strf(const char *fmt, ...);       /* formatted, arena-allocated */
@@ -68,6 +71,7 @@ DType dtype_from_name(const char *s);   /* DT_UNDEF if unknown */
 
 typedef struct Node Node;
 typedef struct Value Value;
+typedef struct Env Env;
 
 /* A tensor flowing through the graph. */
 struct Value {
@@ -108,8 +112,11 @@ struct Node {
     int nattr;
     const struct OpDef *def;
     int dead;                           /* folded away or unused */
+    int keep;                           /* live without outputs: a run-time check */
     int index;                          /* position in schedule */
     void *aux;                          /* op-private data from infer to emit */
+    Env *env;                           /* If, Loop, Scan: the names their subgraphs see
+                                           outside themselves (lower.c) */
 };
 
 typedef struct Graph {
@@ -117,7 +124,7 @@ typedef struct Graph {
     Node **nodes;                       /* topologically sorted by import */
     int nnodes;
     Value **values;                     /* every value, inputs first */
-    int nvalues;
+    int nvalues, capvalues;
     Value **inputs;                     /* runtime arguments (initialized inputs excluded) */
     int ninputs;
     Value **outputs;
@@ -140,10 +147,36 @@ void print_text(Buf *out, const Onnx__ModelProto *m);        /* text_print.c */
 Model *import_model(Onnx__ModelProto *m);
 void bind_dim(const char *sym, int64_t value);               /* --dim SYM=N */
 void tensor_to_value(const Onnx__TensorProto *t, Value *v);  /* data, type and shape */
+Value *new_value(Graph *g, const char *name);                /* appended to g->values */
+/* A node of NP's op and attributes, named NAME; inputs and outputs still unset (NULL). */
+Node *new_node(const Onnx__NodeProto *np, const char *name, int opset);
 
 /* ---- passes ------------------------------------------------------------------------- */
 
 void infer_graph(Graph *g);             /* infer.c: shapes, folding, dead nodes */
+
+/* The plain nodes that replace a control-flow node, inferred and folded as they are made,
+ * in schedule order; infer_graph puts them after the node they replace. */
+typedef struct Splice {
+    Graph *g;
+    Node **nodes;
+    int nnodes, cap;
+} Splice;
+/* Infer N and fold it if it can be (a control-flow node is lowered instead), then append it
+ * to S. N's def is bound from its op unless already set. */
+void splice_node(Splice *s, Node *n);
+
+/* Name tables (import.c), one per graph or copy of a subgraph: a name not bound in a table
+ * is looked up in the enclosing one, `up` (ONNX scoping of subgraphs). */
+Env *env_new(Env *up);
+int env_bind(Env *e, const char *name, Value *v);   /* 0 if NAME is already bound in e */
+Value *env_find(const Env *e, const char *name);    /* NULL if bound nowhere */
+/* lower.c: the names NP's subgraphs (nested ones too) use without defining them; returns
+ * the count. */
+int outer_names(const Onnx__NodeProto *np, const char ***names);
+/* lower.c: an If, Loop or Scan is marked dead and replaced by plain nodes spliced into S;
+ * returns 0 for any other op. */
+int lower_control(Splice *s, Node *n);
 int fuse_graph(Graph *g);               /* fuse.c: pattern fusions; returns how many */
 int64_t plan_memory(Graph *g);          /* plan.c: returns scratch bytes */
 

@@ -5,12 +5,13 @@
 
 extern const OpDef ops_elementwise[], ops_shape[], ops_layout[], ops_movement[], ops_reduce[],
     ops_norm[], ops_linalg[], ops_conv[], ops_pool[], ops_rnn[], ops_loss[],
-    ops_resize[], ops_quant[], ops_signal[], ops_select[], ops_detect[], ops_spectral[];
+    ops_resize[], ops_quant[], ops_signal[], ops_select[], ops_detect[], ops_spectral[],
+    ops_control[];
 
 static const OpDef *const families[] = {
     ops_elementwise, ops_shape, ops_layout, ops_movement, ops_reduce, ops_norm,
     ops_linalg, ops_conv, ops_pool, ops_rnn, ops_loss, ops_resize, ops_quant, ops_signal,
-    ops_select, ops_detect, ops_spectral,
+    ops_select, ops_detect, ops_spectral, ops_control,
 };
 
 const OpDef *find_op(const char *name)

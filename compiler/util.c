@@ -16,6 +16,20 @@ void *xalloc(size_t n)
     return p;
 }
 
+void *xgrow(void *p, int n, int *cap, size_t elem)
+{
+    if (n < *cap)
+        return p;
+    int c = *cap ? *cap : 16;
+    while (c <= n)
+        c *= 2;
+    *cap = c;
+    void *q = xalloc(elem * (size_t)c);
+    if (n)
+        memcpy(q, p, elem * (size_t)n);
+    return q;
+}
+
 char *xstrndup(const char *s, size_t n)
 {
     char *p = xalloc(n + 1);

@@ -1,7 +1,9 @@
 /* unit.c - unit tests of the compiler's core: element types, broadcasting, loop nests,
- * tensor import, constant access and the memory planner. Linked with the compiler's
- * objects (all but main.o). */
+ * tensor import, constant access, the memory planner and the lowering of control flow.
+ * Linked with the compiler's objects (all but main.o). */
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "mlbc.h"
 
@@ -141,6 +143,174 @@ static void test_plan(void)
     CHECK(total == 2 * 64);
 }
 
+/* ---- control flow: lowered during inference (lower.c) ---- */
+
+static Graph *lowered(const char *src)
+{
+    Graph *g = import_model(parse_text(src, strlen(src)))->g;
+    infer_graph(g);
+    return g;
+}
+
+/* The error lowering SRC dies with (in a child process: die() exits), or "" if none. */
+static const char *lowering_error(const char *src)
+{
+    int fd[2];
+    if (pipe(fd))
+        return "pipe failed";
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fd[1], 2);
+        lowered(src);
+        _exit(0);
+    }
+    close(fd[1]);
+    static char msg[1024];
+    ssize_t len = 0, got;
+    while ((got = read(fd[0], msg + len, sizeof msg - 1 - len)) > 0)
+        len += got;
+    close(fd[0]);
+    msg[len] = 0;
+    int status;
+    waitpid(pid, &status, 0);
+    return msg;
+}
+
+static int fails_with(const char *src, const char *msg)
+{
+    return strstr(lowering_error(src), msg) != NULL;
+}
+
+static int live_ops(const Graph *g, const char *op)
+{
+    int k = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        k += !g->nodes[i]->dead && !strcmp(g->nodes[i]->op, op);
+    return k;
+}
+
+static int floats_are(const Value *v, int n, const float *want)
+{
+    if (!v->data || numel(v) != n)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (value_get_f(v, i) != want[i])
+            return 0;
+    return 1;
+}
+
+static void test_if_lowering(void)
+{
+    /* A constant condition keeps the taken branch only, which uses an outer name. */
+    Graph *g = lowered(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float[2] x) => (float[2] y) {\n"
+        "  c = Constant <value = bool {0}> ()\n"
+        "  y = If (c) <then_branch = t () => (float[2] a) { a = Neg (x) },\n"
+        "              else_branch = e () => (float[2] b) { b = Abs (x) }>\n"
+        "}\n");
+    CHECK(live_ops(g, "Abs") == 1 && live_ops(g, "Neg") == 0 && live_ops(g, "Where") == 0);
+    CHECK(g->outputs[0]->producer && !strcmp(g->outputs[0]->producer->op, "Identity"));
+    /* A run-time one runs both and selects. */
+    g = lowered(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (bool c, float[2] x) => (float[2] y) {\n"
+        "  y = If (c) <then_branch = t () => (float[2] a) { a = Neg (x) },\n"
+        "              else_branch = e () => (float[2] b) { b = Abs (x) }>\n"
+        "}\n");
+    CHECK(live_ops(g, "Abs") == 1 && live_ops(g, "Neg") == 1 && live_ops(g, "Where") == 1);
+    CHECK(fails_with(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (bool c, float[2] x) => (float[2] y) {\n"
+        "  y = If (c) <then_branch = t () => (float[2] a) { a = Neg (x) },\n"
+        "              else_branch = e () => (float[1] b) { b = ReduceSum (x) }>\n"
+        "}\n", "output 0 is float[2] from then_branch but float[1] from else_branch"));
+}
+
+static void test_scan_lowering(void)
+{
+    /* Reverse input and output directions; constant inputs fold the whole scan. */
+    Graph *g = lowered(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float[2] unused) => (float[2] sum, float[3,2] partial) {\n"
+        "  init = Constant <value = float[2] {0, 0}> ()\n"
+        "  xs = Constant <value = float[3,2] {1, 2, 3, 4, 5, 6}> ()\n"
+        "  sum, partial = Scan (init, xs) <num_scan_inputs = 1, scan_input_directions = [1],\n"
+        "      scan_output_directions = [1],\n"
+        "      body = b (float[2] acc, float[2] x) => (float[2] out, float[2] y) {\n"
+        "        out = Add (acc, x)\n"
+        "        y = Identity (out)\n"
+        "      }>\n"
+        "}\n");
+    CHECK(floats_are(g->outputs[0], 2, (float[]){9, 12}));
+    CHECK(floats_are(g->outputs[1], 6, (float[]){9, 12, 8, 10, 5, 6}));
+    /* Scan output axis 1: each iteration's value becomes a column. */
+    g = lowered(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float[2] unused) => (float[2] sum, float[2,3] cols) {\n"
+        "  init = Constant <value = float[2] {0, 0}> ()\n"
+        "  xs = Constant <value = float[3,2] {1, 2, 3, 4, 5, 6}> ()\n"
+        "  sum, cols = Scan (init, xs) <num_scan_inputs = 1, scan_output_axes = [1],\n"
+        "      body = b (float[2] acc, float[2] x) => (float[2] out, float[2] y) {\n"
+        "        out = Add (acc, x)\n"
+        "        y = Identity (out)\n"
+        "      }>\n"
+        "}\n");
+    CHECK(floats_are(g->outputs[1], 6, (float[]){1, 4, 9, 2, 6, 12}));
+}
+
+static Node *live_op(const Graph *g, const char *op)
+{
+    for (int i = 0; i < g->nnodes; i++)
+        if (!g->nodes[i]->dead && !strcmp(g->nodes[i]->op, op))
+            return g->nodes[i];
+    return NULL;
+}
+
+static void test_loop_lowering(void)
+{
+    /* The trip count is an argument: the declared scan output gives 4 iterations, and a
+     * run-time check (a node kept without outputs) compares. The iteration number is a
+     * constant in each copy; the nested If on it is decided at compile time. */
+    Graph *g = lowered(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (int64 m, float[1] x) => (float[1] last, float[4,1] all) {\n"
+        "  last, all = Loop (m, , x) <body = b (int64 i, bool c, float[1] v) =>\n"
+        "      (bool c2, float[1] w, float[1] s) {\n"
+        "    c2 = Identity (c)\n"
+        "    two = Constant <value = int64 {2}> ()\n"
+        "    small = Less (i, two)\n"
+        "    w = If (small) <then_branch = t () => (float[1] a) { a = Add (v, x) },\n"
+        "                    else_branch = e () => (float[1] d) { d = Mul (v, x) }>\n"
+        "    s = Identity (w)\n"
+        "  }>\n"
+        "}\n");
+    Node *check = live_op(g, "Check");
+    CHECK(check && check->keep && check->nout == 0 && check->in[0] == g->inputs[0]);
+    CHECK(live_ops(g, "Add") == 2 && live_ops(g, "Mul") == 2 && live_ops(g, "Where") == 0);
+    CHECK(g->outputs[1]->rank == 2 && g->outputs[1]->dim[0] == 4);
+    CHECK(fails_with(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float[1] x) => (float[1] y) {\n"
+        "  n = Constant <value = int64 {3}> ()\n"
+        "  y = Loop (n, , x) <body = b (int64 i, bool c, float[1] v) => (bool c2, float[1] w) {\n"
+        "    w = Neg (v)\n"
+        "    zero = Constant <value = float {0}> ()\n"
+        "    c2 = Less (w, zero)\n"
+        "  }>\n"
+        "}\n", "data-dependent early exit"));
+    CHECK(fails_with(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float[1] x) => (float[1] y) {\n"
+        "  n = Constant <value = int64 {1000000}> ()\n"
+        "  y = Loop (n, , x) <body = b (int64 i, bool c, float[1] v) => (bool c2, float[1] w) {\n"
+        "    c2 = Identity (c)\n"
+        "    w = Neg (v)\n"
+        "  }>\n"
+        "}\n", "MLBC_MAX_UNROLLED_NODES"));
+}
+
 int main(void)
 {
     test_dtypes();
@@ -148,6 +318,9 @@ int main(void)
     test_loops();
     test_tensor_import();
     test_plan();
+    test_if_lowering();
+    test_scan_lowering();
+    test_loop_lowering();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }
