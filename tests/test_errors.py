@@ -103,9 +103,12 @@ def fuzz(mlbc, work, seeds, iterations):
 
 
 def sanitize_node_models(mlbc, work, every):
-    """The sanitized compiler over a sample of the ONNX node-suite models (valid input)."""
+    """The sanitized compiler over a sample of the ONNX node-suite models (valid input), and
+    over every model with control flow (lower.c copies and rewrites subgraphs)."""
     models = sorted(glob.glob(os.path.join(os.path.dirname(work), "onnx-node-data", "node",
-                                           "test_*", "model.onnx")))[::every]
+                                           "test_*", "model.onnx")))
+    control = [m for m in models if re.search(r"/test_(if|loop|scan|range_.*_expanded)", m)]
+    models = sorted(set(models[::every]) | set(control))
     bad = []
     for m in models:
         r = subprocess.run([mlbc, m, "-o", os.path.join(work, "nm.c")], capture_output=True,
