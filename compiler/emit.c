@@ -105,6 +105,8 @@ static const char *temp_name(const Value *v) { return strf("t%d", v->id); }
 
 const char *ref(Emit *e, const Value *v)
 {
+    if (v->alias)
+        return ref(e, v->alias);
     if (v->data) {
         emit_weight(e, v);
         return weight_name(v);

@@ -97,6 +97,8 @@ struct Value {
     /* plan.c */
     int first, last;                    /* node indices of definition and last use */
     int64_t offset;                     /* byte offset in the scratch arena, -1 if none */
+    Value *alias;                       /* the value whose buffer this one shares (the
+                                           output of a reshape-like node), or NULL */
     int id;                             /* dense number for generated names */
 };
 
@@ -179,6 +181,7 @@ int outer_names(const Onnx__NodeProto *np, const char ***names);
 int lower_control(Splice *s, Node *n);
 int fuse_graph(Graph *g);               /* fuse.c: pattern fusions; returns how many */
 int64_t plan_memory(Graph *g);          /* plan.c: returns scratch bytes */
+int is_view(const Node *n);             /* op_shape.c: output = input's bytes, reshaped */
 
 /* ---- operators ---------------------------------------------------------------------- */
 

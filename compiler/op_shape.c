@@ -7,9 +7,9 @@
  * not, the output takes its declared static shape and a run-time check compares the data
  * with it (templates shape_check, shape_axes; Range checks inside its kernel).
  *
- * Reshape-like ops copy with one memcpy. (An alias - the output sharing the input's buffer
- * when the input dies at this node or is never written again - would avoid the copy; that
- * is the memory planner's decision, not this file's.)
+ * Reshape-like ops (is_view) normally cost nothing: the planner makes the output share the
+ * input's buffer (plan.c). Where it cannot (the output is a graph result) they copy with one
+ * memcpy.
  */
 #include <math.h>
 #include <string.h>
@@ -28,10 +28,17 @@ static int copy_fold(Node *n)
     return 1;
 }
 
+int is_view(const Node *n)
+{
+    return n->def && n->def->fold == copy_fold;
+}
+
 static void copy_emit(Emit *e, Node *n)
 {
     Value *x = n->in[0], *y = n->out[0];
-    if (nbytes(y))
+    if (y->alias)
+        stmt(e, "/* no copy: the output shares the input's buffer */");
+    else if (nbytes(y))
         stmt(e, "memcpy(%s, %s, %s); /* %s -> %s */", ref(e, y), ref(e, x), lit(nbytes(y)),
              dims_doc(x), dims_doc(y));
 }

@@ -5,6 +5,12 @@
  * not overlap; inclusive ends keep a node's outputs apart from its inputs. Placement is
  * greedy, largest first, at the lowest offset that fits: simple and near-optimal for the
  * chain-shaped graphs of policies.
+ *
+ * The output of a reshape-like node (Reshape, Flatten, Squeeze, Unsqueeze, Identity) is the
+ * same bytes as its input, so it shares the input's buffer instead of getting a copy: values
+ * are written once, by their producer, so sharing is safe whoever else reads the input. The
+ * shared buffer then lives until the last use of any value in it. A graph result keeps its
+ * own buffer (the caller reads it there).
  */
 #include <stdlib.h>
 
@@ -16,7 +22,19 @@ static int64_t bytes_of(const Value *v) { return align_up(numel(v) * (int64_t)dt
 
 static int needs_scratch(const Value *v)
 {
-    return v->producer && !v->producer->dead && !v->data && v->result_index < 0 && v->nuse > 0;
+    return v->producer && !v->producer->dead && !v->data && v->result_index < 0 && v->nuse > 0
+           && !v->alias;
+}
+
+static void find_aliases(Graph *g)
+{
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        Value *x = n->in[0], *y = n->out[0];
+        if (n->dead || !is_view(n) || y->data || x->data || y->result_index >= 0)
+            continue;
+        y->alias = x->alias ? x->alias : x;
+    }
 }
 
 static int by_size_desc(const void *a, const void *b)
@@ -44,10 +62,16 @@ static void lifetimes(Graph *g)
             if (n->in[k] && n->in[k]->last < i)
                 n->in[k]->last = i;
     }
+    for (int i = 0; i < g->nvalues; i++) {     /* a shared buffer lives as long as its users */
+        Value *v = g->values[i];
+        if (v->alias && v->alias->last < v->last)
+            v->alias->last = v->last;
+    }
 }
 
 int64_t plan_memory(Graph *g)
 {
+    find_aliases(g);
     lifetimes(g);
     Value **vs = xalloc(sizeof(Value *) * (g->nvalues + 1));
     int nv = 0;

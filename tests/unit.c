@@ -152,6 +152,37 @@ static Graph *lowered(const char *src)
     return g;
 }
 
+static Value *value_named(const Graph *g, const char *name)
+{
+    for (int i = 0; i < g->nvalues; i++)
+        if (!strcmp(g->values[i]->name, name))
+            return g->values[i];
+    return NULL;
+}
+
+/* Reshape-like outputs share their input's buffer, which then lives until their last use;
+ * a graph result keeps its own buffer. */
+static void test_plan_views(void)
+{
+    Graph *g = lowered(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float[2,4] x) => (float[8] r, float[8] z) {\n"
+        "  a = Neg (x)\n"
+        "  shape = Constant <value = int64[1] {8}> ()\n"
+        "  b = Reshape (a, shape)\n"
+        "  c = Identity (b)\n"
+        "  d = Abs (x)\n"
+        "  z = Add (c, c)\n"
+        "  r = Reshape (d, shape)\n"
+        "}\n");
+    plan_memory(g);
+    Value *a = value_named(g, "a"), *b = value_named(g, "b"), *c = value_named(g, "c");
+    Value *d = value_named(g, "d"), *r = value_named(g, "r");
+    CHECK(b->alias == a && c->alias == a && b->offset < 0 && c->offset < 0);
+    CHECK(a->last == c->last && a->last > b->producer->index);
+    CHECK(!r->alias && r->result_index == 0 && d->offset >= 0 && d->offset != a->offset);
+}
+
 /* The error lowering SRC dies with (in a child process: die() exits), or "" if none. */
 static const char *lowering_error(const char *src)
 {
@@ -318,6 +349,7 @@ int main(void)
     test_loops();
     test_tensor_import();
     test_plan();
+    test_plan_views();
     test_if_lowering();
     test_scan_lowering();
     test_loop_lowering();
