@@ -25,7 +25,7 @@ struct Emit {
     Instance *inst;
     int ninst, capinst;
     const char **helpers;
-    int nhelpers;
+    int nhelpers, caphelpers;
     char *weight_done;  /* per value id: array already emitted */
     int nchecks;
 };
@@ -199,21 +199,36 @@ static const char *op_prefix(const Node *n)
     return xstrdup(buf);
 }
 
+/* The helpers (templates emitted once, before the kernels) that generated code may call, by
+ * the names they define: whatever emits code need not know which it uses. */
+static const struct {
+    const char *call, *tmpl;
+} helper_calls[] = {
+    {"mlbc_h2f(", "half"}, {"mlbc_f2h(", "half"}, {"mlbc_bf2f(", "half"}, {"mlbc_f2bf(", "half"},
+    {"max_(", "minmax"}, {"min_(", "minmax"}, {"fmax_nan(", "minmax"}, {"fmin_nan(", "minmax"},
+    {"mlbc_tanhf(", "tanh"}, {"mlbc_pool_taps(", "pool_taps"},
+    {"mlbc_dot_f(", "rnn_dot_f"}, {"mlbc_dot_d(", "rnn_dot_d"}, {"mlbc_dot_h(", "rnn_dot_h"},
+};
+
+static void helper(Emit *e, const char *tmpl);
+
+static void helpers_for(Emit *e, const char *code)
+{
+    for (size_t i = 0; i < sizeof helper_calls / sizeof helper_calls[0]; i++)
+        if (strstr(code, helper_calls[i].call))
+            helper(e, helper_calls[i].tmpl);
+}
+
 const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv)
 {
     const char *text = substitute(tmpl, template_body(tmpl), kv);
     for (int i = 0; i < e->ninst; i++)
         if (!strcmp(e->inst[i].text, text))
             return e->inst[i].name;
-    if (e->ninst == e->capinst) {
-        e->capinst = e->capinst ? 2 * e->capinst : 16;
-        Instance *p = xalloc(sizeof *p * e->capinst);
-        if (e->ninst)
-            memcpy(p, e->inst, sizeof *p * e->ninst);
-        e->inst = p;
-    }
+    e->inst = xgrow(e->inst, e->ninst, &e->capinst, sizeof *e->inst);
     const char *name = strf("%s_%d", op_prefix(n), e->ninst);
     e->inst[e->ninst++] = (Instance){text, name};
+    helpers_for(e, text);
     buf_puts(&e->kernels, replace_fn(text, name));
     buf_puts(&e->kernels, "\n");
     return name;
@@ -235,18 +250,19 @@ const char *kernel(Emit *e, Node *n, const char *tmpl, ...)
     return kernelv(e, n, tmpl, kv);
 }
 
-void helper(Emit *e, const char *tmpl)
+/* Includes a helper template (shared inline math, conversions) once, before the kernels,
+ * after the helpers it calls itself. */
+static void helper(Emit *e, const char *tmpl)
 {
     for (int i = 0; i < e->nhelpers; i++)
         if (!strcmp(e->helpers[i], tmpl))
             return;
-    const char **h = xalloc(sizeof *h * (e->nhelpers + 1));
-    if (e->nhelpers)
-        memcpy(h, e->helpers, sizeof *h * e->nhelpers);
-    h[e->nhelpers++] = tmpl;
-    e->helpers = h;
+    e->helpers = xgrow(e->helpers, e->nhelpers, &e->caphelpers, sizeof *e->helpers);
+    e->helpers[e->nhelpers++] = tmpl;
     const char *none[] = {NULL};
-    buf_puts(&e->kernels, substitute(tmpl, template_body(tmpl), none));
+    const char *text = substitute(tmpl, template_body(tmpl), none);
+    helpers_for(e, text);
+    buf_puts(&e->kernels, text);
     buf_puts(&e->kernels, "\n");
 }
 
@@ -258,6 +274,7 @@ void stmt(Emit *e, const char *fmt, ...)
     if (vasprintf(&s, fmt, ap) < 0)
         die("out of memory");
     va_end(ap);
+    helpers_for(e, s);
     buf_printf(&e->body, "    %s\n", s);
     free(s);
 }

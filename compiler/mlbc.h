@@ -247,7 +247,6 @@ int dtype_is_half(DType t);             /* float16 or bfloat16 */
 int dtype_is_floatish(DType t);         /* float, double, float16 or bfloat16 */
 DType calc_type(DType t);               /* computation type: float for the 16-bit floats, else t */
 int64_t nbytes(const Value *v);         /* size of v's data */
-void half_helper(Emit *e, DType t);     /* include template half if t is a 16-bit float */
 const char *load_elem(DType t, const char *x);         /* element x of type t in calc_type(t) */
 const char *load_as(DType t, DType ct, const char *x); /* element x of type t as type ct (cast) */
 const char *store_elem(DType t, const char *x);        /* expression x converted to type t (cast) */
@@ -283,8 +282,6 @@ const char *ref(Emit *e, const Value *v);
  * one function. Returns the function name. */
 const char *kernel(Emit *e, Node *n, const char *tmpl, ...);
 const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv);
-/* Include a helper template once (e.g. shared inline math). */
-void helper(Emit *e, const char *tmpl);
 /* Append a statement to the body of NAME_run, e.g. a kernel call. */
 void stmt(Emit *e, const char *fmt, ...);
 /* A run-time check: if COND (C expression) is false, run returns the given status. */

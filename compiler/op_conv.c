@@ -427,7 +427,6 @@ static void conv_emit(Emit *e, Node *n)
         c.B = input(n, 2);
         c.ct = calc_type(c.X->dt);
     }
-    half_helper(e, c.X->dt);
     int64_t taps = g->CG * numel_dims(g->nsp, g->k);
     c.packed = c.W->data && taps > 0 && (!c.zw || c.zw->data);
     const char *wref, *tw;
@@ -517,7 +516,6 @@ static void convt_emit(Emit *e, Node *n)
     if (!numel(y))
         return;
     DType ct = calc_type(x->dt);
-    half_helper(e, x->dt);
     int64_t in3[NSP], k3[NSP];
     pad3(&g, g.in, in3, 1);
     pad3(&g, g.k, k3, 1);

@@ -314,19 +314,13 @@ static void elem_emit(Emit *e, Node *n)
     DType et = calc_type(el->kind == WHERE ? n->in[1]->dt : n->in[0]->dt);
     const char *expr = libm_suffix(el->expr ? el->expr : el->fn(n, n->in[0]->dt), et);
     Buf params = {0}, loads = {0};
-    int need_half = dtype_is_half(y->dt);
     for (int i = 0; i < k; i++) {
         DType t = ops[i]->dt;
-        need_half |= dtype_is_half(t);
         buf_printf(&params, "const %s *restrict x%d, ", dtype_ctype(t), i);
         buf_printf(&loads, "%sconst %s %c = %s;\n", l.indent, dtype_ctype(calc_type(t)),
                    'a' + i, load_elem(t, strf("x%d[%s]", i, l.idx[i + 1])));
     }
     buf_printf(&params, "%s *restrict y", dtype_ctype(y->dt));
-    if (need_half)
-        helper(e, "half");
-    if (!strcmp(n->op, "Max") || !strcmp(n->op, "Min"))
-        helper(e, "minmax");
     const char *fn = kernel(e, n, "elementwise",
         "DOC", strf("%s: %s -> %s%s", n->op, expr, dtype_name(y->dt), shape_str(y)),
         "PARAMS", params.p, "OPEN", l.open, "CLOSE", l.close, "LOADS", loads.p,

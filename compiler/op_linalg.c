@@ -293,11 +293,6 @@ static void emit_prod(Emit *e, Prod *p)
 {
     if (!numel(p->Y))
         return;
-    half_helper(e, p->A->dt);
-    half_helper(e, p->B->dt);
-    half_helper(e, p->Y->dt);
-    if (p->C)
-        half_helper(e, p->C->dt);
     if (p->C && p->beta == 0)
         p->C = NULL;
 
@@ -778,7 +773,6 @@ static void einsum_emit(Emit *e, Node *n)
     ein_parse(n, &E);
     Value *y = n->out[0];
     DType t = y->dt, ct = acc_type(t);
-    half_helper(e, t);
     /* Loop order: output variables (output order), then summed ones (first use order). */
     int order[EIN_MAX_VARS], no = 0, used[EIN_MAX_VARS] = {0};
     for (int q = 0; q < E.rank[E.nops]; q++) {

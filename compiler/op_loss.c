@@ -106,7 +106,6 @@ static void loss_emit(Emit *e, Node *n)
     int body = sce ? 4 : 3;     /* indentation of the per-sample statements */
     const char *in1 = indent(body), *in2 = indent(body + 1);
 
-    half_helper(e, dt);
 
     const char *range = strf("k >= 0 && k < %s", lit(C));
     const char *valid = ia && !(ii >= 0 && ii < C) ? strf("k == %s || (%s)", lit(ii), range)

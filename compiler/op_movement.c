@@ -105,7 +105,6 @@ static const char *update_stmt(Emit *e, DType t, const char *red, const char *ds
     if (!strcmp(red, "none"))
         return strf("%s = %s;", dst, src);
     if (dtype_is_half(t)) {
-        helper(e, "half");
         const char *a = load_elem(t, dst), *b = load_elem(t, src);
         if (!strcmp(red, "add"))
             return strf("%s = %s;", dst, store_elem(t, strf("%s + %s", a, b)));
@@ -713,7 +712,6 @@ static void onehot_emit(Emit *e, Node *n)
     int a = onehot_axis(n);
     int64_t D = y->dim[a], inner = dims_prod(ind->dim, a, ind->rank);
     if (!depth->data) {
-        half_helper(e, depth->dt);
         const char *d = load_elem(depth->dt, strf("%s[0]", ref(e, depth)));
         if (dtype_is_floatish(depth->dt))
             check(e, strf("%s >= %s && %s < %s", d, lit(D), d, lit(D + 1)),
@@ -723,7 +721,6 @@ static void onehot_emit(Emit *e, Node *n)
                   "OneHot depth disagrees with the declared output shape");
     }
     int fl = dtype_is_floatish(ind->dt);
-    half_helper(e, ind->dt);
     const char *src = load_elem(ind->dt, strf("ind[o * %s + i]", lit(inner)));
     const char *fn = kernel(e, n, "move_onehot",
         "DOC", strf("OneHot axis %d, depth %lld: %s%s -> %s%s", a, (long long)D,

@@ -236,11 +236,6 @@ static void emit_norm(Emit *e, Node *n, Norm *p, const char *doc)
         buf_printf(&params, ", %s *restrict inv_out", dtype_ctype(p->inv->dt));
         buf_printf(&args, ", %s", ref(e, p->inv));
     }
-    int h = dtype_is_half(x->dt) || dtype_is_half(p->y->dt);
-    h |= p->scale && dtype_is_half(p->scale->dt);
-    h |= p->bias && dtype_is_half(p->bias->dt);
-    if (h)
-        helper(e, "half");
     const char *fn = kernel(e, n, "norm", "DOC", doc, "PARAMS", params.p,
                             "BODY", gen_norm(p, count), NULL);
     stmt(e, "%s(%s);", fn, args.p);
@@ -428,8 +423,6 @@ static void bn_emit(Emit *e, Node *n)
     const char *CT = dtype_ctype(c);
     DType ts = n->in[1]->dt, tm = n->in[3]->dt;
     double eps = attr_float(n, "epsilon", 1e-5);
-    if (dtype_is_half(x->dt) || dtype_is_half(ts) || dtype_is_half(tm))
-        helper(e, "half");
     const char *scale = strf("(%s)%s", CT, load_elem(ts, "scale[c]"));
     const char *bias = strf("(%s)%s", CT, load_elem(ts, "bias[c]"));
     const char *loadx = load_elem(x->dt, "xr[i]");
@@ -506,7 +499,6 @@ static void lrn_emit(Emit *e, Node *n)
     double bias = attr_float(n, "bias", 1.0);
     DType c = calc_type(x->dt);
     int64_t CH = S < CHUNK ? S : CHUNK;
-    half_helper(e, x->dt);
     const char *xc = load_elem(x->dt, strf("x[(n * %s + c) * %s + s0 + j]", lit(C), lit(S)));
     const char *fn = kernel(e, n, "norm_lrn",
         "DOC", strf("LRN of %s%s, size %lld, alpha %g, beta %g, bias %g", dtype_name(x->dt),

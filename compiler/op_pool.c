@@ -320,7 +320,6 @@ static void pool_emit(Emit *e, Node *n)
         buf_line(&b, d, "int64_t *restrict ir = ind + c * %s + (%s);", lit(yplane), yoff.p);
     const char *res = "acc[o]";
     if (kind == P_AVG) {
-        helper(e, "pool_taps");
         Buf cnt = {0};
         buf_puts(&cnt, "1");
         for (int a = 0; a < l; a++) {
@@ -354,7 +353,6 @@ static void pool_emit(Emit *e, Node *n)
     for (d--; d >= 1; d--)
         buf_line(&b, d, "}");
 
-    half_helper(e, t);
     const char *params = strf("const %s *restrict x, %s *restrict y%s", T, T,
                               ind ? ", int64_t *restrict ind" : "");
     const char *what = kind == P_LP ? strf("LpPool p=%g", p) : n->op;
@@ -439,7 +437,6 @@ static void global_emit(Emit *e, Node *n)
                             : strf("pow%s(sum, %.17g)", sf, 1 / p);
     }
     buf_line(&b, 2, "y[c] = %s;", store_elem(t, res));
-    half_helper(e, t);
     const char *what = kind == P_LP ? strf("GlobalLpPool p=%g", p) : n->op;
     const char *fn = kernel(e, n, "pool_global",
         "DOC", strf("%s %s%s -> %s", what, dtype_name(t), shape_str(x), shape_str(y)),

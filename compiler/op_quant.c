@@ -97,9 +97,6 @@ static void qlinear_emit(Emit *e, Node *n)
         inner = numel(x);
     DType cdt = x->dt == DT_DOUBLE || s->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
     const char *CT = dtype_ctype(cdt);
-    half_helper(e, x->dt);
-    half_helper(e, s->dt);
-    half_helper(e, y->dt);
     const char *sidx = axis < 0 ? "s_[0]" : "s_[c]";
     const char *S = load_as(s->dt, cdt, sidx);
     const char *ZP = z ? load_as(z->dt, cdt, axis < 0 ? "z_[0]" : "z_[c]") : "0";

@@ -510,10 +510,6 @@ static const char *reduce_kernel(Emit *e, Node *n, unsigned long mask)
     int64_t count = numel(y) ? numel(x) / numel(y) : 0;
     int kind = reduce_kind(n);
     RCode c = rcode(kind, x->dt, count);
-    if (kind == R_MAX || kind == R_MIN || kind == R_LSE)
-        helper(e, "minmax");
-    half_helper(e, x->dt);
-    half_helper(e, y->dt);
     int rows = g[ng - 1].red;
     const char *body = rows ? gen_rows(g, ng, &c, x->dt, y->dt)
                             : gen_cols(g, ng, &c, x->dt, y->dt);
@@ -703,7 +699,6 @@ static void arg_emit(Emit *e, Node *n)
     int largest = !strcmp(n->op, "ArgMax");
     int64_t A, K, B;
     split_axis(x, axis, &A, &K, &B);
-    half_helper(e, x->dt);
     const char *fn = kernel(e, n, "reduce_arg",
         "DOC", strf("%s over axis %d of %s%s -> int64%s", n->op, axis, dtype_name(x->dt),
                     shape_str(x), shape_str(y)),
@@ -790,8 +785,6 @@ static void softmax_emit(Emit *e, Node *n)
     const char *doc = strf("%s over %s of %s%s (viewed as [%lld][%lld][%lld])", n->op,
                            n->opset < 13 ? "the coerced 2-D rows" : "one axis", dtype_name(t),
                            shape_str(x), (long long)A, (long long)K, (long long)B);
-    helper(e, "minmax");
-    half_helper(e, t);
     const char *fn;
     if (B == 1) {
         int L = K >= 32 ? (strcmp(C, "float") ? 4 : 8) : K >= 8 ? 4 : 1;
@@ -857,7 +850,6 @@ static void hardmax_emit(Emit *e, Node *n)
     int64_t A, K, B;
     softmax_view(n, &A, &K, &B);
     DType t = x->dt;
-    half_helper(e, t);
     const char *fn = kernel(e, n, "reduce_hardmax",
         "DOC", strf("Hardmax of %s%s (viewed as [%lld][%lld][%lld])", dtype_name(t),
                     shape_str(x), (long long)A, (long long)K, (long long)B),
@@ -900,7 +892,6 @@ static const char *cumsum_kernel(Emit *e, Node *n, int axis)
     const char *st = strf("                    ya[k * %s + b0 + j] = %s;\n", lit(B),
                           store_elem(t, "acc[j]"));
     const char *add = "                    acc[j] += v;\n";
-    half_helper(e, t);
     return kernel(e, n, "reduce_cumsum",
         "MODE", strf("%s, %s", excl ? "exclusive" : "inclusive", rev ? "reverse" : "forward"),
         "DOC", strf("CumSum over axis %d of %s%s", axis, dtype_name(t), shape_str(x)),
@@ -1014,7 +1005,6 @@ static void topk_emit(Emit *e, Node *n)
     split_axis(x, axis, &A, &K, &B);
     if (!n->out[0] || !n->out[1])
         node_die(n, "TopK needs both outputs (Values and Indices)");
-    half_helper(e, x->dt);
     const char *fn = kernel(e, n, "reduce_topk",
         "DOC", strf("TopK, k = %lld, over axis %d of %s%s", (long long)k, axis,
                     dtype_name(x->dt), shape_str(x)),

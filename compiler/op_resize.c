@@ -297,7 +297,6 @@ static void resize_emit(Emit *e, Node *n)
     int tf = !strcmp(z.coord, "tf_crop_and_resize");
     DType ct = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
     const char *CT = dtype_ctype(ct), *XT = dtype_ctype(x->dt);
-    half_helper(e, x->dt);
 
     /* Run-time check of a non-constant scales/sizes input against the static shape. */
     Value *sv = z.sizes ? z.sizes : z.scales;

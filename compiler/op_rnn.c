@@ -191,12 +191,12 @@ static const char *act_expr(const Act *a, const char *v, DType at)
     const char *al = float_lit(a->alpha, at), *be = float_lit(a->beta, at);
     const char *nm = a->name;
     if (!strcmp(nm, "sigmoid")) return strf("1 / (1 + exp%s(-%s))", f, v);
-    if (!strcmp(nm, "tanh")) return strf("tanh%s(%s)", f, v);
+    if (!strcmp(nm, "tanh")) return libm_suffix(strf("tanh@(%s)", v), at);
     if (!strcmp(nm, "relu")) return strf("%s > 0 ? %s : 0", v, v);
     if (!strcmp(nm, "affine")) return strf("%s * %s + %s", al, v, be);
     if (!strcmp(nm, "leakyrelu")) return strf("%s >= 0 ? %s : %s * %s", v, v, al, v);
     if (!strcmp(nm, "thresholdedrelu")) return strf("%s > %s ? %s : 0", v, al, v);
-    if (!strcmp(nm, "scaledtanh")) return strf("%s * tanh%s(%s * %s)", al, f, be, v);
+    if (!strcmp(nm, "scaledtanh")) return libm_suffix(strf("%s * tanh@(%s * %s)", al, be, v), at);
     if (!strcmp(nm, "hardsigmoid"))
         return strf("fmax%s(0, fmin%s(1, %s * %s + %s))", f, f, al, v, be);
     if (!strcmp(nm, "elu")) return strf("%s >= 0 ? %s : %s * (exp%s(%s) - 1)", v, v, al, f, v);
@@ -271,10 +271,7 @@ static void rnn_emit(Emit *e, Node *n)
         runtime_lens = 1;
     }
 
-    half_helper(e, t);
-    const char *sfx = t == DT_FLOAT16 ? "h" : t == DT_DOUBLE ? "d" : "f";
-    helper(e, strf("rnn_dot_%s", sfx));
-    const char *dot = strf("mlbc_dot_%s", sfx);
+    const char *dot = t == DT_FLOAT16 ? "mlbc_dot_h" : t == DT_DOUBLE ? "mlbc_dot_d" : "mlbc_dot_f";
 
     for (int d = 0; d < D; d++) {
         int reverse = !strcmp(dir, "reverse") || d == 1;

@@ -218,7 +218,6 @@ static void unique_emit(Emit *e, Node *n)
     int64_t u = n->out[0]->dim[a < 0 ? 0 : a];
     int sorted = attr_int(n, "sorted", 1) != 0;
     const char *ct = dtype_ctype(calc_type(x->dt));
-    half_helper(e, x->dt);
     int fl = dtype_is_floatish(x->dt);
     const char *item = strf("x[(o * %s + %%s) * %s + i]", lit(m), lit(inner));
     const char *order = sorted

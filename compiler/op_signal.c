@@ -87,7 +87,6 @@ static void window_emit(Emit *e, Node *n)
     double a0, a1, a2;
     window_coeffs(n, &a0, &a1, &a2);
     int periodic = attr_int(n, "periodic", 1) != 0;
-    half_helper(e, y->dt);
     const char *chk = s->data ? "" : strf("    if (size[0] != %s)\n        return 0;\n",
                                           lit(len));
     const char *fn = kernel(e, n, "signal_window",
@@ -126,7 +125,6 @@ static void det_emit(Emit *e, Node *n)
     int64_t m = x->dim[x->rank - 1];
     const char *load = strf("(double)%s", load_elem(x->dt, "x[b * ${MM} + i]"));
     const char *store = store_as(x->dt, DT_DOUBLE, "det");
-    half_helper(e, x->dt);
     /* LOAD refers to ${MM}: substitute it here. */
     const char *mm = lit(m * m > 0 ? m * m : 1);
     Buf l = {0};

@@ -109,7 +109,6 @@ static void dft_emit(Emit *e, Node *n)
     const char *xn = strf("xs[n * %s]", lit(inner * C));
     const char *xi = C == 2 ? strf("xs[n * %s + 1]", lit(inner * C)) : NULL;
     const char *scale = inverse ? strf(" / %s", lit(L)) : "";
-    half_helper(e, x->dt);
     const char *fn = kernel(e, n, "spectral_dft",
         "DOC", strf("DFT%s%s of %s%s along axis %d, %lld points -> %s", inverse ? " (inverse)" : "",
                     onesided ? " (one-sided)" : "", dtype_name(x->dt), shape_str(x), a,
@@ -242,8 +241,6 @@ static void mel_emit(Emit *e, Node *n)
     const char *ct = dbl ? "double" : "float";
     const char *tomel = dbl ? "2595.0 * log10(1.0 + %s / 700.0)"
                             : "2595.0f * log10f(1.0f + %s / 700.0f)";
-    half_helper(e, ft);
-    half_helper(e, y->dt);
     const char *fn = kernel(e, n, "spectral_mel",
         "DOC", strf("MelWeightMatrix %s -> %s", dtype_name(y->dt), shape_str(y)),
         "IT", dtype_ctype(n->in[0]->dt), "FT", dtype_ctype(ft), "T", dtype_ctype(y->dt),

@@ -140,6 +140,45 @@ def check_bucketize(mlbc, work):
             check(False, "Bucketize fusion of ReduceSum(Cast(%s)) is exact" % op, e)
 
 
+def ulp_distance(a, b):
+    """Units in the last place between float32 arrays (signed-magnitude bits made ordered)."""
+    ia, ib = (np.where(v.view(np.int32) < 0, np.int64(-2**31) - v.view(np.int32),
+                       v.view(np.int32)).astype(np.int64) for v in (a, b))
+    return np.abs(ia - ib)
+
+
+def tanh_accuracy(mlbc, work):
+    """mlbc's own float tanh (templates/tanh.c): within 1 ulp of the correctly rounded value
+    on 2^20 inputs across every branch, exact at 0, -0, +-inf and NaN."""
+    d = os.path.join(work, "tanh")
+    n = 1 << 20
+    g = helper.make_graph([helper.make_node("Tanh", ["x"], ["y"])], "tanh",
+                          [helper.make_tensor_value_info("x", T.FLOAT, [n])],
+                          [helper.make_tensor_value_info("y", T.FLOAT, [n])])
+    os.makedirs(d, exist_ok=True)
+    model = os.path.join(d, "tanh.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), model)
+    rng = np.random.default_rng(1)
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 2**-12, 0.625, 9.0, 1e-30],
+                       np.float32)
+    x = np.concatenate([special, rng.uniform(-12, 12, n // 2).astype(np.float32),
+                        (rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-30, 1, n))
+                        .astype(np.float32)])[:n]
+    try:
+        exe = mlbctest.compile_model(mlbc, model, d, cflags=("-O2",))
+        y = mlbctest.execute(exe, d, [x], [T.FLOAT], [(T.FLOAT, [n])])[0]
+    except mlbctest.Failure as e:
+        check(False, "Tanh float accuracy", e)
+        return
+    want = np.tanh(x.astype(np.float64)).astype(np.float32)
+    ok = ~np.isnan(x)
+    err = ulp_distance(y[ok], want[ok])
+    check(err.max() <= 1 and np.isnan(y[~ok]).all() and np.signbit(y[1]) and
+          "mlbc_tanhf" in open(os.path.join(d, "model.c")).read(),
+          "Tanh float: mlbc's own tanh within 1 ulp of the correctly rounded result on %d "
+          "inputs (max %d ulp)" % (n, err.max()), "at x = %r" % x[ok][err.argmax()])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -229,6 +268,7 @@ def main():
 
     check_bucketize(mlbc, work)
 
+    tanh_accuracy(mlbc, work)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
