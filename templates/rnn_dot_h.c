@@ -2,7 +2,7 @@
 // independent partial sums, lane k taking the elements i with i mod 8 = k, combined
 // pairwise at the end. The order is fixed, so results do not depend on the C compiler,
 // and gcc -O2 vectorises the lanes.
-static float mlbc_dot_h(const uint16_t *restrict w, const float *restrict v, long n)
+static inline float mlbc_dot_h(const uint16_t *restrict w, const float *restrict v, long n)
 {
     float s[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     long i = 0, k;
