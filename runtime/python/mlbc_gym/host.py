@@ -26,7 +26,7 @@ import threading
 import time
 
 from .log import LogReader, observation_number
-from .specs import TYPES, ProtocolError, TensorSpec, dumps, flatten, spec as _spec
+from .specs import TYPES, ProtocolError, TensorSpec, _np, dumps, flatten, spec as _spec
 
 FRAMINGS = ("llvm", "bitstream", "json")
 MAX_MESSAGE = 1 << 28           # largest Bridge message accepted (bytes)
@@ -365,6 +365,8 @@ class Channel:
         sess = self._current
         advice = self.advice
         sess.advice = advice
+        encode = _advice_encoder(advice)
+        self._bitstream_line = None
         index = 0
         while True:
             hdr = stream.read(8)
@@ -385,7 +387,7 @@ class Channel:
                 features = self._parse_json(msg)
             out = self.policy(features, None, index)
             if self.framing == "bitstream":
-                body = advice.encode(out)
+                body = encode(out)
             else:
                 if isinstance(out, (bytes, bytearray)):
                     raise HostError("the JSON framing cannot send raw bytes")
@@ -398,24 +400,37 @@ class Channel:
             sess.observations += 1
             index += 1
 
+    def _bitstream_specs(self, line):
+        """The specs of a bitstream header line; a compiler sends the same line with every
+        message, so the last one parsed is kept."""
+        if line != self._bitstream_line:
+            try:
+                import json
+                h = json.loads(line)
+                self._bitstream_specs_of = [TensorSpec.from_json(s) for s in h["features"]]
+            except (ValueError, KeyError, TypeError) as e:
+                raise ProtocolError("bad bitstream header: %s" % e)
+            self._bitstream_line = line
+        return self._bitstream_specs_of
+
     def _parse_bitstream(self, sess, msg):
         nl = msg.find(b"\n")
         if nl < 0:
             raise ProtocolError("bitstream message without a header line")
-        try:
-            import json
-            h = json.loads(msg[:nl])
-            specs = [TensorSpec.from_json(s) for s in h["features"]]
-        except (ValueError, KeyError, TypeError) as e:
-            raise ProtocolError("bad bitstream header: %s" % e)
+        specs = self._bitstream_specs(msg[:nl])
         if sess.features is None:
             sess.features = specs
         off = nl + 1
         feats = {}
+        view = memoryview(msg)
         for s in specs:
             if off + s.nbytes > len(msg):
                 raise ProtocolError("bitstream message too short for tensor %r" % s.name)
-            feats[s.name] = s.decode(msg[off:off + s.nbytes], self.numpy)
+            if self.numpy and s.nbytes and _np is not None:   # a view of the message, no copy
+                feats[s.name] = _np.frombuffer(msg, TYPES[s.type][2], s.count,
+                                               off).reshape(s.shape)
+            else:
+                feats[s.name] = s.decode(view[off:off + s.nbytes], self.numpy)
             off += s.nbytes
         if msg[off:] != b"\n":
             raise ProtocolError("bitstream message: %d unexpected byte(s) after the tensors"
