@@ -8,6 +8,62 @@
 
 #include "mlbc.h"
 
+/* protobuf-c leaves an absent optional string NULL; every name is read as "" instead, so
+ * that no later stage meets a NULL name (an empty one is an error where a name is needed). */
+static void fill(char **s)
+{
+    if (!*s)
+        *s = "";
+}
+
+static void fill_graph(Onnx__GraphProto *g);
+
+static void fill_values(Onnx__ValueInfoProto **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        fill(&v[i]->name);
+}
+
+static void fill_tensor(Onnx__TensorProto *t)
+{
+    if (t)
+        fill(&t->name);
+}
+
+static void fill_node(Onnx__NodeProto *np)
+{
+    fill(&np->name);
+    fill(&np->op_type);
+    fill(&np->domain);
+    for (size_t i = 0; i < np->n_input; i++)
+        fill(&np->input[i]);
+    for (size_t i = 0; i < np->n_output; i++)
+        fill(&np->output[i]);
+    for (size_t i = 0; i < np->n_attribute; i++) {
+        Onnx__AttributeProto *a = np->attribute[i];
+        fill(&a->name);
+        fill_tensor(a->t);
+        for (size_t k = 0; k < a->n_tensors; k++)
+            fill_tensor(a->tensors[k]);
+        if (a->g)
+            fill_graph(a->g);
+        for (size_t k = 0; k < a->n_graphs; k++)
+            fill_graph(a->graphs[k]);
+    }
+}
+
+static void fill_graph(Onnx__GraphProto *g)
+{
+    fill(&g->name);
+    fill_values(g->input, g->n_input);
+    fill_values(g->output, g->n_output);
+    fill_values(g->value_info, g->n_value_info);
+    for (size_t i = 0; i < g->n_initializer; i++)
+        fill_tensor(g->initializer[i]);
+    for (size_t i = 0; i < g->n_node; i++)
+        fill_node(g->node[i]);
+}
+
 Onnx__ModelProto *load_binary(const char *data, size_t len)
 {
     Onnx__ModelProto *m = onnx__model_proto__unpack(NULL, len, (const uint8_t *)data);
@@ -15,6 +71,9 @@ Onnx__ModelProto *load_binary(const char *data, size_t len)
         die("not a valid ONNX model: malformed or truncated protobuf");
     if (!m->graph)
         die("ONNX model has no graph");
+    for (size_t i = 0; i < m->n_opset_import; i++)
+        fill(&m->opset_import[i]->domain);
+    fill_graph(m->graph);
     return m;
 }
 

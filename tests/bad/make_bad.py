@@ -95,6 +95,20 @@ save("sequence_input.onnx", model([helper.make_node("Identity", ["x"], ["y"])],
                                   [helper.make_tensor_sequence_value_info("y", T.FLOAT, [2])]),
      "only tensors are supported")
 
+# Names protobuf leaves absent (NULL in protobuf-c): found by fuzzing control-flow models.
+nameless = vi("x")
+nameless.ClearField("name")
+save("nameless_input.onnx", model([helper.make_node("Relu", ["x"], ["y"])], [nameless], [vi("y")]),
+     "a graph input with an empty name")
+body_out = vi("s_out", shape=(2,))
+body_out.ClearField("name")
+body = helper.make_graph([helper.make_node("Identity", ["s_in"], ["s_next"])], "body",
+                         [vi("s_in", shape=(2,)), vi("x_t", shape=(2,))], [body_out])
+save("nameless_subgraph_output.onnx",
+     model([helper.make_node("Scan", ["s0", "xs"], ["s"], body=body, num_scan_inputs=1)],
+           [vi("s0", shape=(2,)), vi("xs", shape=(3, 2))], [vi("s", shape=(2,))], opset=11),
+     "output '' is not defined")
+
 with open(os.path.join(HERE, "expect.txt"), "w") as f:
     f.write("# file<TAB>substring the error message must contain (written by make_bad.py)\n")
     for k in sorted(cases):
