@@ -8,60 +8,79 @@
 
 #include "mlbc.h"
 
-/* protobuf-c leaves an absent optional string NULL; every name is read as "" instead, so
- * that no later stage meets a NULL name (an empty one is an error where a name is needed). */
-static void fill(char **s)
+/* protobuf-c leaves an absent optional string NULL. While mlbc works on a model, every
+ * absent name is the empty string ABSENT instead, so that no stage meets a NULL name (an
+ * empty one is an error where a name is needed); written out, it is absent again. */
+static char ABSENT[1];
+
+typedef struct Swap {
+    char *from, *to;
+} Swap;
+
+static void swap(const Swap *w, char **s)
 {
-    if (!*s)
-        *s = "";
+    if (*s == w->from)
+        *s = w->to;
 }
 
-static void fill_graph(Onnx__GraphProto *g);
+static void swap_graph(const Swap *w, Onnx__GraphProto *g);
 
-static void fill_values(Onnx__ValueInfoProto **v, size_t n)
+static void swap_values(const Swap *w, Onnx__ValueInfoProto **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        fill(&v[i]->name);
+        swap(w, &v[i]->name);
 }
 
-static void fill_tensor(Onnx__TensorProto *t)
+static void swap_tensor(const Swap *w, Onnx__TensorProto *t)
 {
     if (t)
-        fill(&t->name);
+        swap(w, &t->name);
 }
 
-static void fill_node(Onnx__NodeProto *np)
+static void swap_node(const Swap *w, Onnx__NodeProto *np)
 {
-    fill(&np->name);
-    fill(&np->op_type);
-    fill(&np->domain);
+    swap(w, &np->name);
+    swap(w, &np->op_type);
+    swap(w, &np->domain);
     for (size_t i = 0; i < np->n_input; i++)
-        fill(&np->input[i]);
+        swap(w, &np->input[i]);
     for (size_t i = 0; i < np->n_output; i++)
-        fill(&np->output[i]);
+        swap(w, &np->output[i]);
     for (size_t i = 0; i < np->n_attribute; i++) {
         Onnx__AttributeProto *a = np->attribute[i];
-        fill(&a->name);
-        fill_tensor(a->t);
+        swap(w, &a->name);
+        swap_tensor(w, a->t);
         for (size_t k = 0; k < a->n_tensors; k++)
-            fill_tensor(a->tensors[k]);
+            swap_tensor(w, a->tensors[k]);
         if (a->g)
-            fill_graph(a->g);
+            swap_graph(w, a->g);
         for (size_t k = 0; k < a->n_graphs; k++)
-            fill_graph(a->graphs[k]);
+            swap_graph(w, a->graphs[k]);
     }
 }
 
-static void fill_graph(Onnx__GraphProto *g)
+static void swap_graph(const Swap *w, Onnx__GraphProto *g)
 {
-    fill(&g->name);
-    fill_values(g->input, g->n_input);
-    fill_values(g->output, g->n_output);
-    fill_values(g->value_info, g->n_value_info);
+    swap(w, &g->name);
+    swap_values(w, g->input, g->n_input);
+    swap_values(w, g->output, g->n_output);
+    swap_values(w, g->value_info, g->n_value_info);
     for (size_t i = 0; i < g->n_initializer; i++)
-        fill_tensor(g->initializer[i]);
+        swap_tensor(w, g->initializer[i]);
     for (size_t i = 0; i < g->n_node; i++)
-        fill_node(g->node[i]);
+        swap_node(w, g->node[i]);
+}
+
+static void swap_model(const Swap *w, Onnx__ModelProto *m)
+{
+    for (size_t i = 0; i < m->n_opset_import; i++)
+        swap(w, &m->opset_import[i]->domain);
+    swap_graph(w, m->graph);
+}
+
+void names_absent_again(Onnx__ModelProto *m)
+{
+    swap_model(&(Swap){ABSENT, NULL}, m);
 }
 
 Onnx__ModelProto *load_binary(const char *data, size_t len)
@@ -71,9 +90,7 @@ Onnx__ModelProto *load_binary(const char *data, size_t len)
         die("not a valid ONNX model: malformed or truncated protobuf");
     if (!m->graph)
         die("ONNX model has no graph");
-    for (size_t i = 0; i < m->n_opset_import; i++)
-        fill(&m->opset_import[i]->domain);
-    fill_graph(m->graph);
+    swap_model(&(Swap){NULL, ABSENT}, m);
     return m;
 }
 

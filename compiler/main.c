@@ -148,8 +148,10 @@ static void write_or_die(const char *path, const char *data, size_t len)
         die("cannot write '%s': %s", path, strerror(errno));
 }
 
-static void emit_onnx(const char *path, const Onnx__ModelProto *m)
+/* The last use of the model: absent names are made absent again (load_binary). */
+static void emit_onnx(const char *path, Onnx__ModelProto *m)
 {
+    names_absent_again(m);
     size_t len = onnx__model_proto__get_packed_size(m);
     uint8_t *p = xalloc(len + 1);
     onnx__model_proto__pack(m, p);

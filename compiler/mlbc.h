@@ -142,6 +142,8 @@ typedef struct Model {
 /* ---- front ends --------------------------------------------------------------------- */
 
 Onnx__ModelProto *load_binary(const char *data, size_t len);
+/* load_binary reads absent names as ""; before writing the model out, make them absent. */
+void names_absent_again(Onnx__ModelProto *m);
 Onnx__ModelProto *parse_text(const char *src, size_t len);   /* text_parse.y */
 void print_text(Buf *out, const Onnx__ModelProto *m);        /* text_print.c */
 

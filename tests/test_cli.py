@@ -265,6 +265,11 @@ def main():
     r = sh([mlbc, model, "--emit-onnx", "copy.onnx"], cwd=work)
     same = r.returncode == 0 and onnx.load(os.path.join(work, "copy.onnx")) == onnx.load(model)
     check(same, "--emit-onnx of a binary model is the same model", r.stderr)
+    nameless = os.path.join(mlbctest.HERE, "bad", "nameless_input.onnx")
+    r = sh([mlbc, nameless, "--emit-onnx", "nameless.onnx"], cwd=work)
+    same = r.returncode == 0 and open(nameless, "rb").read() == \
+        open(os.path.join(work, "nameless.onnx"), "rb").read()
+    check(same, "--emit-onnx keeps an absent name absent (byte-identical)", r.stderr)
 
     check_bucketize(mlbc, work)
 
