@@ -102,13 +102,21 @@ def fuzz(mlbc, work, seeds, iterations):
            "; ".join(bad[:3]))
 
 
+def node_models(work):
+    return sorted(glob.glob(os.path.join(os.path.dirname(work), "onnx-node-data", "node",
+                                         "test_*", "model.onnx")))
+
+
+def control_flow_models(work):
+    """The node-suite models with If, Loop or Scan: lower.c rewrites their subgraphs."""
+    return [m for m in node_models(work)
+            if re.search(r"/test_(if\w*|loop\w*|scan\w*|range_\w*_expanded)/model", m)]
+
+
 def sanitize_node_models(mlbc, work, every):
     """The sanitized compiler over a sample of the ONNX node-suite models (valid input), and
     over every model with control flow (lower.c copies and rewrites subgraphs)."""
-    models = sorted(glob.glob(os.path.join(os.path.dirname(work), "onnx-node-data", "node",
-                                           "test_*", "model.onnx")))
-    control = [m for m in models if re.search(r"/test_(if|loop|scan|range_.*_expanded)", m)]
-    models = sorted(set(models[::every]) | set(control))
+    models = sorted(set(node_models(work)[::every]) | set(control_flow_models(work)))
     bad = []
     for m in models:
         r = subprocess.run([mlbc, m, "-o", os.path.join(work, "nm.c")], capture_output=True,
@@ -122,7 +130,7 @@ def sanitize_node_models(mlbc, work, every):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
-    ap.add_argument("--fuzz", type=int, default=600)
+    ap.add_argument("--fuzz", type=int, default=1200)
     args = ap.parse_args()
     mlbc = os.path.abspath(os.path.join(args.build, "mlbc"))
     sanbuild = os.path.join(args.build, "asan")
@@ -138,7 +146,8 @@ def main():
         if r.returncode == 0:
             check_bad(san, path, expect, work, SAN_ENV, "asan")
     seeds = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")) +
-                   glob.glob(os.path.join(HERE, "text", "*.onnxtxt")))
+                   glob.glob(os.path.join(HERE, "text", "*.onnxtxt")) +
+                   control_flow_models(work))
     if r.returncode == 0 and seeds:
         fuzz(san, work, seeds, args.fuzz)
     if r.returncode == 0:
