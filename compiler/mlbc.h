@@ -184,6 +184,9 @@ int lower_control(Splice *s, Node *n);
 int fuse_graph(Graph *g);               /* fuse.c: pattern fusions; returns how many */
 int64_t plan_memory(Graph *g);          /* plan.c: returns scratch bytes */
 int is_view(const Node *n);             /* op_shape.c: output = input's bytes, reshaped */
+int is_elementwise(const Node *n);      /* op_elementwise.c: per element, broadcasting */
+/* infer.c: a static shape of RANK for V from downstream (see there); 1 if found */
+int declared_downstream(const Value *v, int rank, int64_t *dim);
 
 /* ---- operators ---------------------------------------------------------------------- */
 

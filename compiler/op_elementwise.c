@@ -425,6 +425,11 @@ static int elem_fold(Node *n)
 #define F(name) {name, elem_infer, elem_fold, elem_emit, NULL}
 #define R(name) {name, elem_infer, NULL, elem_emit, NULL}
 
+int is_elementwise(const Node *n)
+{
+    return n->def && n->def->emit == elem_emit;
+}
+
 const OpDef ops_elementwise[] = {
     F("Abs"), F("Neg"), F("Sqrt"), R("Exp"), R("Log"), R("Reciprocal"), R("Erf"), R("Sin"),
     R("Cos"), R("Tan"), R("Asin"), R("Acos"), R("Atan"), R("Sinh"), R("Cosh"), R("Asinh"),

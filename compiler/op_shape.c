@@ -591,7 +591,12 @@ static void range_infer(Node *n)
                      shape_str(in[i]));
     }
     if (!in[0]->data || !in[1]->data || !in[2]->data) {
-        declared_or_die(n, 0, in[0]->dt, !in[0]->data ? 0 : !in[1]->data ? 1 : 2);
+        int64_t len;
+        if (!use_declared(n, 0, in[0]->dt)) {
+            if (!declared_downstream(n->out[0], 1, &len))
+                declared_or_die(n, 0, in[0]->dt, !in[0]->data ? 0 : !in[1]->data ? 1 : 2);
+            set_output(n, 0, in[0]->dt, 1, &len);
+        }
         if (n->out[0]->rank != 1)
             node_die(n, "output '%s' must be declared 1-D", n->out[0]->name);
         return;

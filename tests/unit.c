@@ -231,6 +231,32 @@ static int floats_are(const Value *v, int n, const float *want)
     return 1;
 }
 
+/* Range with a run-time limit takes its length from a declared value downstream, reached
+ * through elementwise nodes with scalar operands; through anything else it cannot. */
+static void test_range_from_downstream(void)
+{
+    Graph *g = lowered(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float lim) => (float[5] y) {\n"
+        "  zero = Constant <value = float {0}> ()\n"
+        "  one = Constant <value = float {1}> ()\n"
+        "  two = Constant <value = float {2}> ()\n"
+        "  r = Range (zero, lim, one)\n"
+        "  s = Mul (r, two)\n"
+        "  y = Cos (s)\n"
+        "}\n");
+    Value *r = value_named(g, "r");
+    CHECK(r->rank == 1 && r->dim[0] == 5);
+    CHECK(fails_with(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float lim) => (float[1] y) {\n"
+        "  zero = Constant <value = float {0}> ()\n"
+        "  one = Constant <value = float {1}> ()\n"
+        "  r = Range (zero, lim, one)\n"
+        "  y = ReduceSum (r)\n"
+        "}\n", "depends on the data of input 'lim'"));
+}
+
 static void test_if_lowering(void)
 {
     /* A constant condition keeps the taken branch only, which uses an outer name. */
@@ -350,6 +376,7 @@ int main(void)
     test_tensor_import();
     test_plan();
     test_plan_views();
+    test_range_from_downstream();
     test_if_lowering();
     test_scan_lowering();
     test_loop_lowering();
