@@ -4,8 +4,9 @@
  *
  * Shapes are static, so a shape-like input (Reshape's shape, Squeeze's axes, Expand's shape,
  * ConstantOfShape's input, Range's bounds) is normally a constant, folded by now. Where it is
- * not, the output takes its declared static shape and a run-time check compares the data
- * with it (templates shape_check, shape_axes; Range checks inside its kernel).
+ * not, the output takes its declared static shape (Range: or one declared downstream, see
+ * declared_downstream in infer.c) and a run-time check compares the data with it (templates
+ * shape_check, shape_axes; Range checks inside its kernel).
  *
  * Reshape-like ops (is_view) normally cost nothing: the planner makes the output share the
  * input's buffer (plan.c). Where it cannot (the output is a graph result) they copy with one
