@@ -50,13 +50,18 @@ static const char usage_text[] =
     "  --feed-prefix P, --fetch-prefix P, --model-selector S   as LLVM's release runner\n"
     "  -h, --help           this text\n";
 
+static void verror(const char *fmt, va_list ap)
+{
+    fprintf(stderr, PROG ": error: ");
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+}
+
 static void error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, PROG ": error: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    verror(fmt, ap);
     va_end(ap);
 }
 
@@ -64,9 +69,7 @@ static void usage_error(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, PROG ": error: ");
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    verror(fmt, ap);
     va_end(ap);
     fprintf(stderr, "Try '" PROG " --help'.\n");
     exit(2);

@@ -315,18 +315,21 @@ class Channel:
                 self.on_session(sess)
 
     # -- LLVM InteractiveModelRunner framing
+    def _llvm_session(self, sess, reader):
+        """Session sess takes the specs of the header reader just read; returns it and the
+        advice encoder."""
+        sess.features = reader.features
+        sess.advice = reader.advice or self.advice
+        if sess.advice is None:
+            raise HostError("the header has no advice spec and none was given")
+        return sess, _advice_encoder(sess.advice)
+
     def _serve_llvm(self, stream, fd_in, stop):
         try:
             reader = LogReader(stream, self.numpy)
         except EOFError:
             return                  # opened and closed without a header
-        sess = self._current
-        sess.features = reader.features
-        advice = reader.advice or self.advice
-        if advice is None:
-            raise HostError("the header has no advice spec and none was given")
-        sess.advice = advice
-        encode = _advice_encoder(advice)
+        sess, encode = self._llvm_session(self._current, reader)
         while True:
             at, line = reader.next_line()
             if line is None:
@@ -346,13 +349,7 @@ class Channel:
                 # A new session on the same descriptors: the next compiler (or runner)
                 # reopened the FIFOs before this end noticed the previous EOF.
                 self._end()
-                sess = self._begin()
-                sess.features = reader.features
-                advice = reader.advice or self.advice
-                if advice is None:
-                    raise HostError("the header has no advice spec and none was given")
-                sess.advice = advice
-                encode = _advice_encoder(advice)
+                sess, encode = self._llvm_session(self._begin(), reader)
             elif rec.kind == "observation":     # spelled unlike LLVM, e.g. with spaces
                 out = self.policy(rec.features, rec.context, rec.id)
                 _write_all(fd_in, encode(out), stop, self.read_timeout)
