@@ -90,10 +90,16 @@ int outer_names(const Onnx__NodeProto *np, const char ***names)
 /* ---- nodes and values made by a lowering ---- */
 
 /* Each control-flow node lowered in one sweep step adds to the same splice: the limit holds
- * for a node and everything nested in it. */
+ * for a node and everything nested in it. A copy of a subgraph counts as one node more, so
+ * that copies of an empty body (a loop that only passes its state on) cannot go on forever. */
+static int over_budget(const Splice *s, size_t more)
+{
+    return (size_t)s->nnodes + (size_t)s->copies + more > MLBC_MAX_UNROLLED_NODES;
+}
+
 static void budget(Splice *s, Node *ctl, size_t more)
 {
-    if ((size_t)s->nnodes + more > MLBC_MAX_UNROLLED_NODES)
+    if (over_budget(s, more))
         node_die(ctl, "lowering it would make more than %d nodes: mlbc unrolls control flow "
                  "(the limit is MLBC_MAX_UNROLLED_NODES in config.h)", MLBC_MAX_UNROLLED_NODES);
 }
@@ -306,7 +312,8 @@ static Value *index_of(Splice *s, Body *b, int64_t i)
  * spliced (nested control flow lowered in turn); returns the values of its outputs. */
 static Value **instantiate(Splice *s, Body *b, Value **args, const char *copy)
 {
-    budget(s, b->ctl, b->g->n_node);
+    budget(s, b->ctl, b->g->n_node + 1);
+    s->copies++;
     Env *env = env_new(b->invariant);
     for (size_t i = 0; i < b->g->n_input; i++)
         bind_input(b, env, b->g->input[i], args[i]);
@@ -596,10 +603,10 @@ static void lower_loop(Splice *s, Node *n)
 
     Value **st = n->in + 2, ***iters = NULL, *yes = constant(s, n, DT_BOOL, -1, 1);
     Value **args = xalloc(sizeof(Value *) * (nstate + 3));
-    int64_t t = 0, cap = 0;
+    int t = 0, cap = 0;
     int stopped = 0;  /* by the body's condition */
     for (; !stopped && (limit < 0 || t < limit); t++) {
-        if (limit < 0 && (size_t)s->nnodes + b.g->n_node > MLBC_MAX_UNROLLED_NODES)
+        if (limit < 0 && over_budget(s, b.g->n_node + 1))
             node_die(n, "the trip count is not known at compile time: M is %s, no scan output "
                      "declares a static first dimension%s, and the condition does not become "
                      "false within the unrolling limit", m ? "only known at run time" : "absent",
@@ -608,14 +615,8 @@ static void lower_loop(Splice *s, Node *n)
         args[0] = index_of(s, &b, t);
         args[1] = yes;
         memcpy(args + 2, st, sizeof(Value *) * nstate);
-        if (t == cap) {
-            cap = 2 * cap + 8;
-            Value ***p = xalloc(sizeof(Value **) * cap);
-            if (t)
-                memcpy(p, iters, sizeof(Value **) * t);
-            iters = p;
-        }
-        Value **r = iters[t] = instantiate(s, &b, args, strf("%lld", (long long)t));
+        iters = xgrow(iters, t, &cap, sizeof *iters);
+        Value **r = iters[t] = instantiate(s, &b, args, strf("%d", t));
         need_bool_scalar(n, r[0], "the body's condition");
         if (!r[0]->data)
             node_die(n, "the body's condition is only known at run time (iteration %lld): a "

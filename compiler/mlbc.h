@@ -165,6 +165,7 @@ typedef struct Splice {
     Graph *g;
     Node **nodes;
     int nnodes, cap;
+    int copies;                         /* subgraph copies made (lower.c's unrolling limit) */
 } Splice;
 /* Infer N and fold it if it can be (a control-flow node is lowered instead), then append it
  * to S. N's def is bound from its op unless already set. */

@@ -366,6 +366,19 @@ static void test_loop_lowering(void)
         "    w = Neg (v)\n"
         "  }>\n"
         "}\n", "MLBC_MAX_UNROLLED_NODES"));
+    /* A body without nodes (it only passes its state on) made no nodes per copy: the
+     * unrolling went on until memory ran out. Copies count too. */
+    CHECK(fails_with(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float[2] x) => (float[2] y) {\n"
+        "  m = Constant <value = int64 {1000000000000}> ()\n"
+        "  y = Loop (m, , x) <body = b (int64 i, bool c, float[2] v) => (bool c, float[2] v) {}>\n"
+        "}\n", "MLBC_MAX_UNROLLED_NODES"));
+    CHECK(fails_with(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float[2] x) => (float[2] y) {\n"
+        "  y = Loop (, , x) <body = b (int64 i, bool c, float[2] v) => (bool c, float[2] v) {}>\n"
+        "}\n", "the trip count is not known at compile time"));
 }
 
 int main(void)
