@@ -15,8 +15,6 @@ import shutil
 import subprocess
 import sys
 
-import numpy as np
-
 import mlbctest
 from mlbctest import Failure, onnx
 from onnxshim import numpy_helper

@@ -344,7 +344,7 @@ OBS = b'{"observation":0}\n' + b"\x01" * 8 + b"\n"
 
 def corrupt_cases():
     """(title, bytes, byte offset, words of the message)."""
-    h, ho = H, len(H)
+    ho = len(H)
     spec = dict(SPEC_A)
     big = dict(spec, shape=[1000000, 1000000])
     return [
