@@ -217,6 +217,25 @@ def _cast(x, to):
     return x.astype(dt)
 
 
+def _split(ins, a, n_out):
+    """Split (opset 13-17): sizes from the optional 'split' input, else n_out equal parts."""
+    if "num_outputs" in a:
+        raise NotImplementedError("Split num_outputs (opset 18)")
+    x, axis = ins[0], a.get("axis", 0)
+    axis = axis + x.ndim if axis < 0 else axis
+    if len(ins) > 1 and ins[1] is not None:
+        sizes = _ints(ins[1])
+        if len(sizes) != n_out or sum(sizes) != x.shape[axis]:
+            raise ValueError("Split: sizes %s for %d outputs of a dimension %d"
+                             % (sizes, n_out, x.shape[axis]))
+    else:
+        if x.shape[axis] % n_out:
+            raise ValueError("Split: dimension %d not divisible into %d parts"
+                             % (x.shape[axis], n_out))
+        sizes = [x.shape[axis] // n_out] * n_out
+    return np.split(x, np.cumsum(sizes)[:-1], axis=axis)
+
+
 def _bin(fn):
     return lambda ins, a: [fn(ins[0], ins[1])]
 
@@ -232,6 +251,8 @@ OPS = {
     "Not": lambda ins, a: [np.logical_not(ins[0])],
     "Where": lambda ins, a: [np.where(ins[0], ins[1], ins[2])],
     "Relu": lambda ins, a: [np.maximum(ins[0], 0).astype(ins[0].dtype)],
+    "LeakyRelu": lambda ins, a: [np.where(ins[0] < 0, ins[0] * a.get("alpha", 0.01),
+                                          ins[0]).astype(ins[0].dtype)],
     "Sqrt": lambda ins, a: [np.sqrt(ins[0])],
     "Tanh": lambda ins, a: [np.tanh(ins[0])],
     "Sigmoid": lambda ins, a: [_sigmoid(ins[0]).astype(ins[0].dtype)],
@@ -258,6 +279,7 @@ OPS = {
     "Expand": lambda ins, a: [ins[0] * np.ones(_ints(ins[1]), ins[0].dtype)],
     "Gather": lambda ins, a: [np.take(ins[0], ins[1], axis=a.get("axis", 0))],
     "Slice": lambda ins, a: [_slice(ins, a)],
+    "Split": None,                                       # needs the output count: see run()
     "Gemm": lambda ins, a: [(a.get("alpha", 1.0)
                              * ((ins[0].T if a.get("transA", 0) else ins[0])
                                 @ (ins[1].T if a.get("transB", 0) else ins[1]))
@@ -289,20 +311,36 @@ def _bn(ins, a):
     return (y * s.reshape(shp) + b.reshape(shp)).astype(x.dtype)
 
 
-def run(model, feeds):
-    """Evaluate model.graph on feeds (dict name -> ndarray); returns dict of graph outputs."""
+def run(model, feeds, float64=False):
+    """Evaluate model.graph on feeds (dict name -> ndarray); returns dict of graph outputs.
+
+    float64=True: float32 initializers, feeds and Constant values are widened to float64, the
+    whole graph is computed in float64, and float32 graph outputs are rounded back to float32
+    (a reference for float32 code that is not itself a float32 computation)."""
     g = model.graph
-    env = {t.name: numpy_helper.to_array(t) for t in g.initializer}
-    env.update(feeds)
+
+    def widen(v):
+        v = np.asarray(v)
+        return v.astype(np.float64) if float64 and v.dtype == np.float32 else v
+
+    env = {t.name: widen(numpy_helper.to_array(t)) for t in g.initializer}
+    env.update({k: widen(v) for k, v in feeds.items()})
     for node in g.node:
         if node.domain not in ("", "ai.onnx"):
             raise NotImplementedError("domain " + node.domain)
-        fn = OPS.get(node.op_type)
-        if fn is None:
+        if node.op_type not in OPS:
             raise NotImplementedError("onnx_np: op %s (node %s)" % (node.op_type, node.name))
         ins = [env[i] if i else None for i in node.input]
-        outs = fn(ins, _attrs(node))
+        if node.op_type == "Split":
+            outs = _split(ins, _attrs(node), len(node.output))
+        else:
+            outs = OPS[node.op_type](ins, _attrs(node))
         for name, v in zip(node.output, outs):
             if name:
-                env[name] = np.asarray(v)
-    return {o.name: env[o.name] for o in g.output}
+                env[name] = widen(v) if node.op_type == "Constant" else np.asarray(v)
+    res = {o.name: env[o.name] for o in g.output}
+    if float64:
+        for o in g.output:
+            if o.type.tensor_type.elem_type == 1:        # FLOAT
+                res[o.name] = res[o.name].astype(np.float32)
+    return res

@@ -1,15 +1,26 @@
 """The example models of models/: each compiled by mlbc, built, run on the reference
-inputs saved by models/make_models.py and compared with PyTorch's outputs
-(models/ref/NAME.npz: keys 'in:<input>:<k>' and 'out:<output>:<k>')."""
+inputs of models/ref/NAME.npz (keys 'in:<input>:<k>' and 'out:<output>:<k>') and compared
+with the reference outputs: PyTorch's for the five of models/make_models.py, onnx_np's (in
+float64) for the policy-network kinds of models/kinds.py.
+
+Then the shape families of models/kinds.py: every alternative member of every kind (other
+widths, batch sizes, sequence lengths, ...) is generated, compiled by mlbc, run on random
+inputs and compared with models/onnx_np.py. The committed models/<kind>.onnx must also be
+exactly what kinds.py generates for the defaults."""
 import argparse
+import concurrent.futures
 import glob
 import os
+import shutil
 import sys
 
 import numpy as np
 
 import mlbctest
 from mlbctest import Failure, onnx
+
+sys.path.insert(0, os.path.join(mlbctest.ROOT, "models"))
+import kinds  # noqa: E402
 
 
 def samples(ref):
@@ -38,22 +49,102 @@ def check_model(mlbc, path, work):
     return n
 
 
+def compare_outputs(names, got, want):
+    for o, g, w in zip(names, got, want):
+        if w.dtype == np.int64 and o == "action" and not np.array_equal(g, w):
+            # ArgMax over Q values: a different index is only acceptable on a near-tie,
+            # i.e. when the compiled Q value at the chosen index is the maximum to within
+            # the float tolerance.
+            q_got, q_want = got[names.index("q")], want[names.index("q")]
+            mlbctest.compare("q", q_got, q_want)
+            chosen = np.take_along_axis(q_want, g.reshape(-1, 1).astype(np.int64), 1)[:, 0]
+            if np.all(np.isclose(chosen, q_want.max(axis=1), rtol=1e-3, atol=1e-5)):
+                continue
+        mlbctest.compare(o, g, w)
+
+
+def check_member(mlbc, kind, suf, model, work, nsamples=2):
+    """One family member: mlbc-compiled code against onnx_np on random inputs."""
+    name = "%s_%s" % (kind, suf)
+    wdir = os.path.join(work, name)
+    os.makedirs(wdir, exist_ok=True)
+    path = os.path.join(wdir, name + ".onnx")
+    kinds.save(model, path)
+    in_types, out_types = mlbctest.tensor_types(model)
+    out_names = [v.name for v in model.graph.output]
+    exe = mlbctest.compile_model(mlbc, path, wdir)
+    for k in range(nsamples):
+        feeds = kinds.random_inputs(model, seed=100 + k)
+        ref = kinds.reference(model, feeds)
+        want = [ref[o] for o in out_names]
+        got = mlbctest.execute(exe, wdir, list(feeds.values()), in_types,
+                               [(t, w.shape) for t, w in zip(out_types, want)])
+        try:
+            compare_outputs(out_names, got, want)
+        except Failure as e:
+            raise Failure("random sample %d: %s" % (k, e))
+    shutil.rmtree(wdir, ignore_errors=True)
+    return nsamples
+
+
+def check_defaults_committed():
+    """models/<kind>.onnx is what kinds.py builds for the defaults (regenerated, unedited)."""
+    stale = []
+    for kind in kinds.KINDS:
+        path = os.path.join(mlbctest.ROOT, "models", kind + ".onnx")
+        with open(path, "rb") as f:
+            if f.read() != kinds.build(kind).SerializeToString():
+                stale.append(kind)
+    if stale:
+        raise Failure("not what models/kinds.py generates (rerun it with --ref): "
+                      + ", ".join(stale))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args()
     mlbc = os.path.abspath(os.path.join(args.build, "mlbc"))
     work = os.path.abspath(os.path.join(args.build, "models-work"))
+    fam_work = os.path.abspath(os.path.join(args.build, "kinds-work"))
+    errors = (Failure, KeyError, FileNotFoundError, ValueError, NotImplementedError)
     passed = failed = 0
-    for path in sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx"))):
-        name = os.path.basename(path)
-        try:
-            n = check_model(mlbc, path, work)
-            print("PASS %s (%d reference samples)" % (name, n))
+
+    def report(ok, line):
+        nonlocal passed, failed
+        print(("PASS " if ok else "FAIL ") + line)
+        if ok:
             passed += 1
-        except (Failure, KeyError, FileNotFoundError) as e:
-            print("FAIL %s: %s" % (name, e))
+        else:
             failed += 1
+
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        paths = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
+        futs = [(os.path.basename(p), pool.submit(check_model, mlbc, p, work)) for p in paths]
+        members = []
+        for kind in kinds.KINDS:
+            for suf, params in kinds.family(kind):
+                members.append(("%s_%s" % (kind, suf), params,
+                                pool.submit(check_member, mlbc, kind, suf,
+                                            kinds.build(kind, **params), fam_work)))
+        for name, f in futs:
+            try:
+                report(True, "%s (%d reference samples)" % (name, f.result()))
+            except errors as e:
+                report(False, "%s: %s" % (name, e))
+        try:
+            check_defaults_committed()
+            report(True, "models/<kind>.onnx up to date with models/kinds.py (%d kinds)"
+                   % len(kinds.KINDS))
+        except errors as e:
+            report(False, "models/<kind>.onnx: %s" % e)
+        for name, params, f in members:
+            try:
+                n = f.result()
+                report(True, "family %s (%d random samples vs onnx_np)" % (name, n))
+            except errors as e:
+                report(False, "family %s %s: %s" % (name, params, e))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
