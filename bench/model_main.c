@@ -1,8 +1,14 @@
 /* model_main.c - times one generated model through its descriptor. Built like
  * tests/driver.c: -include MODEL.h -DMODEL_DESC=<name>_desc, linked with harness.c. Every
  * argument gets deterministic pseudo-random data of its element type; integers are small
- * (0..3) so that they stay valid as counts, flags or indices. */
+ * (0..3) so that they stay valid as counts, flags or indices.
+ *
+ * With the arguments "--io DIR" (after harness.c's ITERS BATCHES, e.g. "1 0 --io DIR") it
+ * also writes argument i to DIR/in<i>.bin, runs once and writes result i to DIR/out<i>.bin,
+ * raw bytes: run.py feeds the same inputs to ONNX Runtime and compares the outputs. */
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench.h"
 
@@ -32,6 +38,20 @@ static void fill(const mlbc_tensor_desc *t, void *p)
     }
 }
 
+/* Writes BYTES bytes from P to DIR/KIND<I>.bin; 0 on success. */
+static int dump(const char *dir, const char *kind, int i, const void *p, int64_t bytes)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s%d.bin", dir, kind, i);
+    FILE *f = fopen(path, "wb");
+    int ok = f && (bytes == 0 || fwrite(p, (size_t)bytes, 1, f) == 1);
+    if (f && fclose(f))
+        ok = 0;
+    if (!ok)
+        perror(path);
+    return !ok;
+}
+
 void *bench_setup(int argc, char **argv)
 {
     const mlbc_model_desc *d = &MODEL_DESC;
@@ -41,6 +61,18 @@ void *bench_setup(int argc, char **argv)
     d->init(ctx);
     for (int i = 0; i < d->num_args; i++)
         fill(&d->args[i], d->arg_data(ctx, i));
+    if (argc == 2 && !strcmp(argv[0], "--io")) {
+        for (int i = 0; i < d->num_args; i++)
+            if (dump(argv[1], "in", i, d->arg_data(ctx, i), d->args[i].bytes))
+                return NULL;
+        if (d->run(ctx))
+            return NULL;
+        for (int i = 0; i < d->num_results; i++)
+            if (dump(argv[1], "out", i, d->result_data(ctx, i), d->results[i].bytes))
+                return NULL;
+    } else if (argc) {
+        return NULL;
+    }
     return ctx;
 }
 

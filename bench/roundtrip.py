@@ -12,10 +12,12 @@ scalar (ONNX MatMul [1,N]x[N,1] + Add, compiled by mlbc), total milliseconds ove
     /usr/bin/python3 bench/roundtrip.py --build DIR [--quick] [--rounds R]
 
 `make bench` runs it after the other tables (bench/run.py). Every number comes from this one
-run; nothing is asserted (see bench/README.md, "Round trip").
+run; nothing is asserted (see bench/README.md, "Round trip"). The per-N medians go to
+DIR/bench/roundtrip/roundtrip.json (plotted by bench/plots.py as DIR/bench/roundtrip.png).
 """
 import argparse
 import concurrent.futures
+import json
 import os
 import shutil
 import signal
@@ -236,6 +238,26 @@ def measure(driver, weights, sizes, rounds, queries, timeout, variants=VARIANTS,
 
 # ---- report --------------------------------------------------------------------------------
 
+def json_path(build_dir):
+    return os.path.abspath(os.path.join(build_dir, "bench", "roundtrip", "roundtrip.json"))
+
+
+def write_json(path, times, checks, sizes, rounds, queries):
+    """The per-N numbers for plots (bench/plots.py roundtrip_plot) and other tools: for each
+    variant the median ms of QUERIES queries at each N, every round's ms, the total."""
+    med = {v: {str(n): statistics.median(times[v][n]) * 1e-6 for n in sizes} for v in VARIANTS}
+    data = {"sizes": sizes, "queries": queries, "rounds": rounds, "order": list(VARIANTS),
+            "labels": LABELS, "median_ms": med,
+            "round_ms": {v: {str(n): [t * 1e-6 for t in times[v][n]] for n in sizes}
+                         for v in VARIANTS},
+            "total_ms": {v: sum(med[v].values()) for v in VARIANTS},
+            "max_rel_error": checks}
+    with open(path + ".tmp", "w") as f:
+        json.dump(data, f, indent=1)
+    os.replace(path + ".tmp", path)
+    return path
+
+
 def report(times, checks, sizes, rounds, queries, facts, nmul, cpu, wake):
     ms = 1e-6
     med = {v: {n: statistics.median(times[v][n]) * ms for n in sizes} for v in VARIANTS}
@@ -299,6 +321,8 @@ def study(build_dir, quick=False, rounds=ROUNDS, queries=QUERIES):
     mlbc = os.path.abspath(os.path.join(build_dir, "mlbc"))
     work = os.path.abspath(os.path.join(build_dir, "bench", "roundtrip"))
     os.makedirs(work, exist_ok=True)
+    if os.path.exists(json_path(build_dir)):
+        os.remove(json_path(build_dir))         # never plot an earlier run's numbers
     try:
         driver, weights, facts = build(mlbc, work, sizes)
         cpu = max(os.sched_getaffinity(0))
@@ -310,6 +334,8 @@ def study(build_dir, quick=False, rounds=ROUNDS, queries=QUERIES):
         print("round trip: not measured: %s" % e)
         return False
     report(times, checks, sizes, rounds, queries, facts, floor_vectorised(driver), cpu, wake)
+    print("per-N numbers: %s" % write_json(json_path(build_dir), times, checks, sizes, rounds,
+                                             queries))
     print("(round trip: %.0f s)" % (time.time() - t0))
     return True
 
@@ -325,7 +351,13 @@ def main():
     os.chdir(ROOT)
     for key, value in bench.machine_facts():
         print("%-13s %s" % (key, value))
-    sys.exit(0 if study(args.build, args.quick, args.rounds, args.queries) else 1)
+    ok = study(args.build, args.quick, args.rounds, args.queries)
+    if ok:
+        import plots
+        png, why = plots.roundtrip_plot(json_path(args.build), os.path.join(
+            os.path.dirname(json_path(args.build)), "..", "roundtrip.png"))
+        print("plot: %s" % (os.path.normpath(png) if png else "skipped: %s" % why))
+    sys.exit(0 if ok else 1)
 
 
 if __name__ == "__main__":
