@@ -207,7 +207,9 @@ static const struct {
     {"mlbc_h2f(", "half"}, {"mlbc_f2h(", "half"}, {"mlbc_bf2f(", "half"}, {"mlbc_f2bf(", "half"},
     {"max_(", "minmax"}, {"min_(", "minmax"}, {"fmax_nan(", "minmax"}, {"fmin_nan(", "minmax"},
     {"mlbc_tanhf(", "tanh"}, {"mlbc_pool_taps(", "pool_taps"},
-    {"mlbc_dot_f(", "rnn_dot_f"}, {"mlbc_dot_d(", "rnn_dot_d"}, {"mlbc_dot_h(", "rnn_dot_h"},
+    {"mlbc_dot_d(", "rnn_dot_d"}, {"mlbc_dot_h(", "rnn_dot_h"},
+    {"mlbc_maddf(", "maddf"}, {"mlbc_accf(", "accf"}, {"mlbc_madd(", "madd"}, {"mlbc_isa(", "isa"}, {"mlbc_gemm_f32(", "gemm_f32"}, {"mlbc_dots_f32(", "dots_f32"},
+    {"mlbc_vexp_f32(", "vmath_exp"}, {"mlbc_vsigmoid_f32(", "vmath_sigmoid"}, {"mlbc_vtanh_f32(", "vmath_tanh"}, {"mlbc_verf_f32(", "vmath_erf"}, {"mlbc_expk_", "vmath_expk"},
 };
 
 static void helper(Emit *e, const char *tmpl);
@@ -324,8 +326,12 @@ static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const c
                " * Model '%s': %d argument(s), %d result(s). Usage:\n"
                " *   static %s_ctx ctx;  %s_init(&ctx);\n"
                " *   fill %s_arg_data(&ctx, i); %s_run(&ctx); read %s_result_data(&ctx, i).\n"
+               " * Same bits everywhere: the results do not depend on the compiler, its flags\n"
+               " * or the CPU (see %s.c)%s.\n"
                " */\n", N, MLBC_VERSION, safe_comment(g->name), g->ninputs, g->noutputs,
-               N, N, N, N, N);
+               N, N, N, N, N, N,
+               e->opt->blas ? ", except for the products given to CBLAS (--blas), whose "
+                              "results depend on the BLAS library and the CPU it runs on" : "");
     buf_printf(h, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
                "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", guard, guard);
     buf_puts(h, template_body("mlbc_model_desc"));
@@ -469,6 +475,24 @@ static void declare_temps(Emit *e, Buf *c)
     }
 }
 
+/* The body of NAME_run with MLBC_FENCE() after each call at its top level (templates/
+ * prologue.c): inlined kernels then pass their results through memory, so clang cannot
+ * fuse a product one kernel stores with an addition in the next. */
+static void put_fenced(Buf *c, const char *body)
+{
+    while (*body) {
+        const char *nl = strchr(body, '\n');
+        size_t len = nl ? (size_t)(nl - body) : strlen(body);
+        buf_put(c, body, len);
+        if (len > 6 && !strncmp(body, "    ", 4) && (isalpha((unsigned char)body[4]) ||
+            body[4] == '_') && strncmp(body + 4, "if ", 3) && strncmp(body + 4, "return", 6) &&
+            !strncmp(body + len - 2, ");", 2))
+            buf_puts(c, " MLBC_FENCE();");
+        buf_puts(c, "\n");
+        body += len + (nl != NULL);
+    }
+}
+
 void emit_model(Model *m, const Options *o, Buf *c, Buf *h, const char *h_name)
 {
     Graph *g = m->g;
@@ -501,6 +525,7 @@ void emit_model(Model *m, const Options *o, Buf *c, Buf *h, const char *h_name)
     buf_printf(c, "#include <math.h>\n#include <string.h>\n\n#include \"%s\"\n\n", h_name);
     if (o->blas)
         buf_puts(c, "#include <cblas.h>\n\n");
+    buf_puts(c, template_body("prologue"));
     buf_puts(c, template_body("lookup"));
     buf_puts(c, "\n/* ---- weights ---- */\n\n");
     if (e.weights.p)
@@ -516,7 +541,7 @@ void emit_model(Model *m, const Options *o, Buf *c, Buf *h, const char *h_name)
     declare_temps(&e, c);
     buf_puts(c, "\n");
     if (e.body.p)
-        buf_puts(c, e.body.p);
+        put_fenced(c, e.body.p);
     buf_puts(c, "    return 0;\n}\n\n");
     emit_api(&e, N, c);
 }

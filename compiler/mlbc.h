@@ -258,6 +258,14 @@ const char *load_as(DType t, DType ct, const char *x); /* element x of type t as
 const char *store_elem(DType t, const char *x);        /* expression x converted to type t (cast) */
 const char *store_as(DType t, DType ct, const char *x); /* x of type ct to type t, as is if same */
 const char *libm_sfx(DType calc);       /* libm suffix of a computation type: "f" or "" (double) */
+/* "a * b + c" computed in CALC so that contraction cannot change it (templates/madd.c): for
+ * float and double a call of mlbc_maddf / mlbc_madd, for integers the plain expression. */
+const char *madd(DType calc, const char *a, const char *b, const char *c);
+/* "a * b + c" as an explicit fused multiply-add for float and double (fmaf/fma: one rounding
+ * on every path, what the matrix kernels compute), the plain expression for integers. For
+ * loop-carried accumulations outside the hot kernels: mlbc_maddf's result fed back into
+ * its own sum lets gcc -O3's SLP vectoriser drop the float rounding in between. */
+const char *fused(DType calc, const char *a, const char *b, const char *c);
 const char *libm_suffix(const char *expr, DType calc); /* each '@' in expr -> libm_sfx(calc) */
 const char *float_lit(double x, DType calc); /* exact float/double literal; INFINITY, NAN */
 void buf_float_lit(Buf *b, double x, DType calc); /* the same, appended to b */

@@ -4,11 +4,18 @@
  * (1-D and 2-D convolutions become 3-D ones with unit extents, which the C compiler folds
  * away), and strides, pads, dilations and extents are constants in the code.
  *
- * Conv and ConvInteger compute panels of up to 8 output channels of one group at once, the
- * channels being vector lanes (templates/conv_panel.c). A constant W (the usual case) is
- * re-laid out at compile time so that the 8 weights of a tap are contiguous: w[g][panel]
- * [c][kd][kh][kw][lane], with ConvInteger's weight zero point already subtracted.
- * ConvTranspose gathers, one output element at a time (templates/conv_transpose.c).
+ * A float Conv is a matrix product per image and group (templates/conv_gemm.c): the input is
+ * laid out as columns (im2col, in tiles of output pixels bounded by CONV_TILE_BYTES on the
+ * stack) and multiplied by W's rows through mlbc_gemm_f32, explicit fused multiply-adds with
+ * the same bits on every path.
+ *
+ * Other Conv types and ConvInteger compute panels of up to 8 output channels of one group at
+ * once, the channels being vector lanes (templates/conv_panel.c). A constant W (the usual
+ * case) is re-laid out at compile time so that the 8 weights of a tap are contiguous: w[g]
+ * [panel][c][kd][kh][kw][lane], with ConvInteger's weight zero point already subtracted.
+ * ConvTranspose gathers, one output element at a time (templates/conv_transpose.c). Their
+ * float and double accumulations are explicit fused multiply-adds (fused(): fmaf / fma),
+ * which contraction cannot change.
  */
 #include <math.h>
 #include <string.h>
@@ -17,6 +24,9 @@
 
 #define PANEL 8
 #define NSP 3                           /* spatial dimensions of the kernels */
+#define CONV_TILE_BYTES 65536           /* float Conv, on the stack: the column buffer (and
+                                           output tile) of a tile of output pixels, */
+#define CONV_PAD_BYTES 65536            /* and a group's zero-padded input */
 
 /* ---- geometry ---- */
 
@@ -387,6 +397,7 @@ static const char *emit_conv_panel(Emit *e, const ConvK *c, int64_t lanes, int64
             sum = strf("(int32_t)(%s)", sum);
         KV(strf("STORE%s", block4 ? lit(j) : ""), store_as(c->Y->dt, c->ct, sum));
         KV(strf("LX%d", j), conv_lx(c, j ? strf("iw + %s", lit(j * s3[2])) : "iw"));
+        KV(strf("MAC%s", block4 ? lit(j) : ""), fused(c->ct, strf("x%d", j), lw, acc));
     }
     KV("DOC", strf("%s: %lld output channel(s) of %s, %s; %s", c->n->op, (long long)ls,
                    shape_str(c->Y), block4 ? "four positions at a time" : "one position at a time",
@@ -404,11 +415,175 @@ static const char *emit_conv_panel(Emit *e, const ConvK *c, int64_t lanes, int64
     KV("OW4", lit(ow1));
     KV("SW2", lit(2 * s3[2]));
     KV("SW3", lit(3 * s3[2]));
-    KV("LW", lw);
 #undef KV
     geom_kv(g, kv, &k);
     kv[k] = NULL;
     return kernelv(e, c->n, block4 ? "conv_panel4" : "conv_panel", kv);
+}
+
+/* Float Conv through mlbc_gemm_f32: plain float operands (the bias too) and at least one tap. */
+static int gemm_eligible(const ConvK *c)
+{
+    return !c->zx && !c->zw && c->X->dt == DT_FLOAT && c->W->dt == DT_FLOAT &&
+           c->Y->dt == DT_FLOAT && (!c->B || c->B->dt == DT_FLOAT) &&
+           c->g.CG * numel_dims(c->g.nsp, c->g.k) > 0;
+}
+
+/* A 1x1 convolution with unit strides and no padding: its columns are x itself. */
+static int pointwise(const Geom *g)
+{
+    for (int i = 0; i < g->nsp; i++)
+        if (g->k[i] != 1 || g->s[i] != 1 || g->pb[i] || g->pe[i])
+            return 0;
+    return 1;
+}
+
+/* The im2col kernel for any tile of output pixels, padding by bounds checks
+ * (templates/conv_im2col.c). */
+static const char *emit_im2col(Emit *e, const ConvK *c)
+{
+    const char *kv[100];
+    int k = 0;
+    kv[k++] = "DOC";
+    kv[k++] = strf("Conv: columns of %s for a matrix product, %lld taps per pixel; %s",
+                   shape_str(c->X), (long long)(c->g.CG * numel_dims(c->g.nsp, c->g.k)),
+                   geom_doc(&c->g));
+    kv[k++] = "CG";
+    kv[k++] = lit(c->g.CG);
+    geom_kv(&c->g, kv, &k);
+    kv[k] = NULL;
+    return kernelv(e, c->n, "conv_im2col", kv);
+}
+
+/* The zero-padded copy of a group's input, of extents xp (templates/conv_pad.c). */
+static const char *emit_pad(Emit *e, const ConvK *c, const int64_t *xp)
+{
+    const Geom *g = &c->g;
+    int64_t in3[NSP], p3[NSP];
+    pad3(g, g->in, in3, 1);
+    pad3(g, g->pb, p3, 0);
+    return kernel(e, c->n, "conv_pad",
+                  "DOC", strf("Conv: %s zero-padded, %lldx%lldx%lld per channel", shape_str(c->X),
+                              (long long)xp[0], (long long)xp[1], (long long)xp[2]),
+                  "CG", lit(g->CG), "ID", lit(in3[0]), "IH", lit(in3[1]), "IW", lit(in3[2]),
+                  "PD", lit(p3[0]), "PH", lit(p3[1]), "PW", lit(p3[2]),
+                  "XD", lit(xp[0]), "XH", lit(xp[1]), "XW", lit(xp[2]), NULL);
+}
+
+/* The im2col kernel of whole output rows from a source of extents src (the input, or its
+ * padded copy) without bounds checks (templates/conv_im2col_rows.c). */
+static const char *emit_im2col_rows(Emit *e, const ConvK *c, const int64_t *src, int padded)
+{
+    const Geom *g = &c->g;
+    int64_t out3[NSP], k3[NSP], s3[NSP], d3[NSP];
+    pad3(g, g->out, out3, 1);
+    pad3(g, g->k, k3, 1);
+    pad3(g, g->s, s3, 1);
+    pad3(g, g->d, d3, 1);
+    return kernel(e, c->n, "conv_im2col_rows",
+                  "DOC", strf("Conv: columns of %s%s for a matrix product, %lld taps per pixel; %s",
+                              shape_str(c->X), padded ? " zero-padded" : "",
+                              (long long)(g->CG * prod3(k3)), geom_doc(g)),
+                  "CG", lit(g->CG), "ID", lit(src[0]), "IH", lit(src[1]), "IW", lit(src[2]),
+                  "OH", lit(out3[1]), "OW", lit(out3[2]), "KD", lit(k3[0]), "KH", lit(k3[1]),
+                  "KW", lit(k3[2]), "SD", lit(s3[0]), "SH", lit(s3[1]), "SW", lit(s3[2]),
+                  "DD", lit(d3[0]), "DH", lit(d3[1]), "DW", lit(d3[2]), NULL);
+}
+
+/* Pixels per tile of at most `budget` bytes at per_pixel bytes each, in units of `unit`
+ * pixels, as even as can be; all of them (osp) if they fit. */
+static int64_t tile_pixels(int64_t osp, int64_t per_pixel, int64_t unit, int64_t budget)
+{
+    if (osp * per_pixel <= budget)
+        return osp;
+    int64_t most = budget / per_pixel / unit * unit;
+    if (most < unit)
+        most = unit;
+    int64_t ntiles = (osp + most - 1) / most;
+    return ((osp + ntiles - 1) / ntiles + unit - 1) / unit * unit;
+}
+
+/* Float Conv as matrix products (templates/conv_gemm.c). The columns of a tile come from x
+ * itself (pointwise), from whole output rows of x or of its padded copy (when that copy and
+ * a row fit the budgets), or else from any range of pixels with bounds checks. */
+static void conv_emit_gemm(Emit *e, ConvK *c)
+{
+    const Geom *g = &c->g;
+    int64_t in3[NSP], out3[NSP], pb3[NSP], pe3[NSP], src[NSP];
+    pad3(g, g->in, in3, 1);
+    pad3(g, g->out, out3, 1);
+    pad3(g, g->pb, pb3, 0);
+    pad3(g, g->pe, pe3, 0);
+    int64_t isp = prod3(in3), osp = prod3(out3), taps = g->CG * numel_dims(g->nsp, g->k);
+    int direct = pointwise(g), padded = 0, rows = !direct;
+    for (int i = 0; i < NSP; i++) {
+        src[i] = in3[i] + pb3[i] + pe3[i];
+        padded |= pb3[i] || pe3[i];
+        rows &= pb3[i] >= 0 && pe3[i] >= 0;
+    }
+    int64_t pad_bytes = padded ? g->CG * prod3(src) * 4 : 0;
+    rows &= pad_bytes <= CONV_PAD_BYTES && out3[2] * (taps + g->MG) * 4 <= CONV_TILE_BYTES;
+    /* The product writes the output planes directly when a tile is all pixels or there is
+     * one channel per group; else a tile of channels is staged in yt. */
+    int64_t tile = direct ? osp : tile_pixels(osp, taps * 4, rows ? out3[2] : 16, CONV_TILE_BYTES);
+    int staged = tile < osp && g->MG > 1;
+    if (staged)
+        tile = tile_pixels(osp, (taps + g->MG) * 4, rows ? out3[2] : 16, CONV_TILE_BYTES);
+
+    const char *wg = g->G > 1 ? strf("w + g * %s", lit(g->MG * taps)) : "w";
+    const char *cargs = c->B ? (g->G > 1 ? strf("bias + g * %s, 1, 0", lit(g->MG)) : "bias, 1, 0")
+                             : "0, 0, 0";
+    Buf bufs = {0}, pre = {0}, body = {0};
+    const char *decls = "", *ind = "                ";
+    if (direct) {
+        buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xg + p0, 16, %s, 0, %s, yg + p0);\n",
+                   ind, lit(g->MG), lit(taps), wg, lit(taps), lit(isp), cargs);
+    } else {
+        const char *xs = "xg";
+        if (rows && padded) {
+            buf_printf(&bufs, "    float xp[%s]; /* the group's input, zero-padded */\n",
+                       lit(g->CG * prod3(src)));
+            buf_printf(&pre, "            %s(xg, xp);\n", emit_pad(e, c, src));
+            xs = "xp";
+        }
+        buf_printf(&bufs, "    float xcol[%s]; /* [tap][pixel of the tile] */\n", lit(taps * tile));
+        if (staged)
+            buf_printf(&bufs, "    float yt[%s]; /* [channel][pixel of the tile] */\n",
+                       lit(g->MG * tile));
+        if (rows) {
+            const char *fn = emit_im2col_rows(e, c, padded ? src : in3, padded);
+            buf_printf(&body, "%s%s(%s, p0 / %s, np / %s, xcol);\n", ind, fn, xs, lit(out3[2]),
+                       lit(out3[2]));
+        }
+        else
+            buf_printf(&body, "%s%s(xg, p0, np, xcol);\n", ind, emit_im2col(e, c));
+        buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xcol, 16, np, 0, %s, %s);\n", ind,
+                   lit(g->MG), lit(taps), wg, lit(taps), cargs, staged ? "yt" : "yg + p0");
+        if (staged) {
+            decls = ", m";
+            buf_printf(&body, "%sfor (m = 0; m < %s; m++)\n%s    memcpy(yg + m * %s + p0, "
+                       "yt + m * np, (size_t)np * sizeof *yt);\n", ind, lit(g->MG), ind, lit(osp));
+        }
+    }
+    Buf params = {0};
+    buf_puts(&params, "const float *restrict x, const float *restrict w, ");
+    if (c->B)
+        buf_puts(&params, "const float *restrict bias, ");
+    buf_puts(&params, "float *restrict y");
+    const char *fn = kernel(e, c->n, "conv_gemm",
+        "DOC", strf("Conv: %s -> %s, group %lld, %lld taps, %s; %s", shape_str(c->X),
+                    shape_str(c->Y), (long long)g->G, (long long)taps,
+                    direct ? "the columns are x" : tile == osp ? "one tile"
+                                                 : strf("tiles of %lld pixels", (long long)tile),
+                    geom_doc(g)),
+        "PARAMS", params.p, "BUFS", bufs.p ? bufs.p : "", "DECLS", decls,
+        "N", lit(g->N), "G", lit(g->G), "C", lit(g->C), "CG", lit(g->CG), "M", lit(g->M),
+        "MG", lit(g->MG), "ISP", lit(isp), "OSP", lit(osp), "T", lit(tile),
+        "PRE", pre.p ? pre.p : "", "TILE", body.p, NULL);
+    if (c->B)
+        stmt(e, "%s(%s, %s, %s, %s);", fn, ref(e, c->X), ref(e, c->W), ref(e, c->B), ref(e, c->Y));
+    else
+        stmt(e, "%s(%s, %s, %s);", fn, ref(e, c->X), ref(e, c->W), ref(e, c->Y));
 }
 
 static void conv_emit(Emit *e, Node *n)
@@ -426,6 +601,10 @@ static void conv_emit(Emit *e, Node *n)
     } else {
         c.B = input(n, 2);
         c.ct = calc_type(c.X->dt);
+        if (gemm_eligible(&c)) {
+            conv_emit_gemm(e, &c);
+            return;
+        }
     }
     int64_t taps = g->CG * numel_dims(g->nsp, g->k);
     c.packed = c.W->data && taps > 0 && (!c.zw || c.zw->data);
@@ -544,8 +723,7 @@ static void convt_emit(Emit *e, Node *n)
     KV("G", lit(g.G));
     KV("MG", lit(g.MG));
     KV("CG", lit(g.CG));
-    KV("LX", load_as(x->dt, ct, xe));
-    KV("LW", load_as(w->dt, ct, we));
+    KV("MAC", fused(ct, load_as(x->dt, ct, xe), load_as(w->dt, ct, we), "s"));
     KV("STORE", store_as(y->dt, ct, sum));
 #undef KV
     geom_kv(&g, kv, &k);

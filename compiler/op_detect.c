@@ -215,8 +215,11 @@ static void roialign_emit(Emit *e, Node *n)
                      "                                yo[c * %s] = v;\n", T, PHW, PHW);
         finish = "";
     } else {
-        accum = strf("                            yo[c * %s] += w1 * d[p1] + w2 * d[p2] + "
-                     "w3 * d[p3] + w4 * d[p4];\n", PHW);
+        /* yo += w1 d[p1] + ... + w4 d[p4] as a chain of explicit fused multiply-adds */
+        const char *yo = strf("yo[c * %s]", PHW), *acc = yo;
+        for (int k = 1; k <= 4; k++)
+            acc = fused(t, strf("w%d", k), strf("d[p%d]", k), acc);
+        accum = strf("                            %s = %s;\n", yo, acc);
         finish = strf("                for (c = 0; c < %s; c++)\n"
                       "                    yo[c * %s] /= count;\n", lit(C), PHW);
     }
@@ -237,7 +240,7 @@ static void roialign_emit(Emit *e, Node *n)
         "C", lit(C), "H", lit(H), "W", lit(W), "HW", lit(H * W), "CHW", lit(C * H * W),
         "PH", lit(PH), "PW", lit(PW), "PHW", PHW, "SCALE", float_lit(scale, t),
         "OFFSET", float_lit(hp ? 0.5 : 0.0, t), "CLAMP", clamp, "GH", gh, "GW", gw,
-        "ACCUM", accum, "FINISH", finish,
+        "ACCUM", accum, "FINISH", finish, "MADD", t == DT_DOUBLE ? "mlbc_madd" : "mlbc_maddf",
         "COUNT", mx ? "" : strf("        const %s count = gh * gw > 0 ? (%s)(gh * gw) : 1;\n", T, T),
         NULL);
     const char *call = strf("%s(%s, %s, %s, %s)", fn, ref(e, x), ref(e, rois), ref(e, bi),

@@ -56,7 +56,8 @@ static const char *e_selu(Node *n, DType t)
 {
     const char *al = float_lit(attr_float(n, "alpha", 1.67326319217681884765625), t);
     const char *ga = float_lit(attr_float(n, "gamma", 1.05070102214813232421875), t);
-    return strf("a > 0 ? %s * a : %s * (%s * exp@(a) - %s)", ga, ga, al, al);
+    return strf("a > 0 ? %s * a : %s * %s", ga, ga,
+                madd(t, al, "exp@(a)", strf("-(%s)", al)));
 }
 
 static const char *e_celu(Node *n, DType t)
@@ -67,8 +68,8 @@ static const char *e_celu(Node *n, DType t)
 
 static const char *e_hardsigmoid(Node *n, DType t)
 {
-    return strf("fmax@(0, fmin@(1, %s * a + %s))", float_lit(attr_float(n, "alpha", 0.2), t),
-                float_lit(attr_float(n, "beta", 0.5), t));
+    return strf("fmax@(0, fmin@(1, %s))", madd(t, float_lit(attr_float(n, "alpha", 0.2), t), "a",
+                                                float_lit(attr_float(n, "beta", 0.5), t)));
 }
 
 static const char *e_thresholded(Node *n, DType t)
@@ -293,10 +294,38 @@ static void elem_infer(Node *n)
 
 /* ---- emission ---- */
 
+/* Float Exp, Sigmoid, Tanh and Erf over a dense array of the output's shape: the vectorised
+ * kernels of templates/vmath_*.c (the same bits on every CPU path and with every compiler);
+ * NULL for any other op or operand, which the expression loop then computes. */
+static const char *vector_fn(const Node *n)
+{
+    static const char *const fns[][2] = {
+        {"Exp", "mlbc_vexp_f32"}, {"Sigmoid", "mlbc_vsigmoid_f32"},
+        {"Tanh", "mlbc_vtanh_f32"}, {"Erf", "mlbc_verf_f32"},
+    };
+    const Value *x = n->in[0], *y = n->out[0];
+    if (n->nin != 1 || !x || x->dt != DT_FLOAT || y->dt != DT_FLOAT || x->rank != y->rank ||
+        numel(x) != numel(y))
+        return NULL;
+    for (int d = 0; d < x->rank; d++)
+        if (x->dim[d] != y->dim[d])
+            return NULL;
+    for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
+        if (!strcmp(n->op, fns[i][0]))
+            return fns[i][1];
+    return NULL;
+}
+
 static void elem_emit(Emit *e, Node *n)
 {
     const Elem *el = find_elem(n);
     Value *y = n->out[0];
+    const char *vfn = vector_fn(n);
+    if (vfn) {
+        if (numel(y))
+            stmt(e, "%s(%s, %s, %s);", vfn, lit(numel(y)), ref(e, n->in[0]), ref(e, y));
+        return;
+    }
     int nops = noperands(n, el);
     /* Operand 0 of the loop nest is the output; operands present in order follow. */
     int64_t st[MLBC_MAX_OPERANDS][MLBC_MAX_RANK];

@@ -1,22 +1,26 @@
 /* op_linalg.c - Gemm, MatMul, MatMulInteger, Einsum.
  *
  * The three matrix products share one code path: a Prod describes one (possibly batched)
- * product Y = alpha * op(A) op(B) + beta * C with element strides, and one of four kernels
- * computes each row of Y:
+ * product Y = alpha * op(A) op(B) + beta * C with element strides, and one of these kernels
+ * computes it:
  *
- *   packed  B is a constant: it is re-laid out at compile time into column panels of 8
- *           (w[p][k][l] = B[k][8p + l]) and each row of Y is computed panel by panel,
- *           eight columns as vector lanes, a[k] broadcast (templates/linalg_panel.c). This
- *           is the layer of a policy network: [1,K] x [K,N] with a weight matrix.
- *   panel   B is not constant but contiguous along N: the same kernel reads B in place.
- *   dot     B is not constant and contiguous along K (transB): dot products with eight
+ *   fma     plain float operands, A contiguous along K, alpha = beta = 1 (every exported
+ *           Linear layer, attention's products): mlbc_gemm_f32 (templates/gemm_f32.c),
+ *           register tiles over rows and 16-column panels with explicit fused multiply-adds
+ *           and run-time vector paths; a constant B is packed into those panels at compile
+ *           time, another is read in place. Fewer than 4 columns over a long K take
+ *           mlbc_dots_f32 (sixteen partial chains). The same bits on every path.
+ *   blas    --blas, a float product the fma kernels do not cover, of at least
+ *           MLBC_BLAS_MIN_FLOPS multiply-adds: cblas_sgemm, or cblas_sgemv for a single row.
+ *   packed  any other type (16-bit floats, double, integers) with a constant B: column
+ *           panels of 8 (w[p][k][l] = B[k][8p + l]), a[k] broadcast (linalg_panel.c).
+ *   panel   the same, B not constant but contiguous along N, read in place.
+ *   dot     B not constant and contiguous along K (transB): dot products with eight
  *           accumulators (templates/linalg_dot.c).
- *   blas    --blas and a float product of at least MLBC_BLAS_MIN_FLOPS multiply-adds:
- *           cblas_sgemm, or cblas_sgemv for a single row.
  *
- * Summation orders are fixed and documented in the templates: results are deterministic
- * and need no -ffast-math to vectorise. alpha, beta and the bias C are applied in the
- * kernel's store, so Gemm is one pass over Y.
+ * Summation orders are fixed and documented in the templates; every float multiply-add is
+ * an explicit fused one (fmaf/fma), so no compiler flag changes a result. alpha, beta and
+ * the bias C are applied in the kernel's store, so Gemm is one pass over Y.
  */
 #include <math.h>
 #include <string.h>
@@ -103,6 +107,22 @@ static const char *store_y(const Prod *p, const char *nx)
     DType ct = p->ct, ty = p->Y->dt;
     int fl = ct == DT_FLOAT || ct == DT_DOUBLE;
     const char *cx = p->C ? strf("c[%s]", scaled(nx, p->csn)) : NULL;
+    if (ct == DT_FLOAT && (p->alpha != 1 || (cx && p->beta != 1))) {
+        /* Each product of two floats is exact in double: contraction cannot change this. */
+        const char *e = p->alpha != 1 ? strf("(double)%s * s", float_lit(p->alpha, ct)) : "(double)s";
+        if (cx) {
+            const char *c = load_as(p->C->dt, ct, cx);
+            e = strf(p->beta != 1 ? "%s + (double)%s * %s" : "%s + (double)%s%s", e,
+                     p->beta != 1 ? float_lit(p->beta, ct) : "", c);
+        }
+        return store_as(ty, ct, strf("(float)(%s)", e));
+    }
+    if (ct == DT_DOUBLE && p->alpha != 1 && cx) {
+        const char *c = load_as(p->C->dt, ct, cx);
+        if (p->beta != 1)
+            c = strf("%s * %s", float_lit(p->beta, ct), c);
+        return store_as(ty, ct, madd(ct, float_lit(p->alpha, ct), "s", c));
+    }
     if (fl || (is_integral(p->alpha) && is_integral(p->beta))) {
         const char *e = "s";
         if (p->alpha != 1)
@@ -165,31 +185,35 @@ static const char *row_args(const Prod *p, const char *bx, const char *n0x)
     return o.p;
 }
 
-/* Columns per panel, and the lanes computed by the last (partial) panel. */
+/* Columns per panel of the generic kernels (the last, partial panel computes a power of two
+ * lanes), and of the float FMA kernels (16, the last panel zero-padded to 16). */
 #define PANEL 8
+#define FMA_PANEL 16
 
-static int64_t packed_matrix_size(const Prod *p)
+static int64_t panel_lanes(int64_t rem, int fma) { return fma ? FMA_PANEL : pow2ceil(rem); }
+
+static int64_t packed_matrix_size(const Prod *p, int fma)
 {
-    int64_t full = p->N / PANEL, rem = p->N % PANEL;
-    return p->K * (full * PANEL + (rem ? pow2ceil(rem) : 0));
+    int64_t w = fma ? FMA_PANEL : PANEL, full = p->N / w, rem = p->N % w;
+    return p->K * (full * w + (rem ? panel_lanes(rem, fma) : 0));
 }
 
 /* B (and its zero point) re-laid out at compile time, all matrices of B one after the other:
- * in column panels (w[p][k][l] = B[k][8p + l], the last panel's width a power of two), or,
- * for the dot kernel, transposed (w[n][k] = B[k][n]). */
-static const char *emit_packed(Emit *e, const Prod *p, int transposed)
+ * in column panels (w[p][k][l] = B[k][W p + l], W = 8 or for the FMA kernels 16), or, for the
+ * dot kernels, transposed (w[n][k] = B[k][n]). */
+static const char *emit_packed(Emit *e, const Prod *p, int transposed, int fma)
 {
-    int64_t full = p->N / PANEL, rem = p->N % PANEL;
-    int64_t msize = transposed ? p->K * p->N : packed_matrix_size(p);
+    int64_t pw = fma ? FMA_PANEL : PANEL, full = p->N / pw, rem = p->N % pw;
+    int64_t msize = transposed ? p->K * p->N : packed_matrix_size(p, fma);
     int ints = !(p->ct == DT_FLOAT || p->ct == DT_DOUBLE);
     Buf d = {0};
     int64_t count = 0, total = p->nmat_b * msize;
     for (int64_t mat = 0; mat < p->nmat_b; mat++)
         for (int64_t pn = 0; pn < (transposed ? p->N : full + 1); pn++) {
-            int64_t width = transposed ? 1 : pn < full ? PANEL : rem ? pow2ceil(rem) : 0;
+            int64_t width = transposed ? 1 : pn < full ? pw : rem ? panel_lanes(rem, fma) : 0;
             for (int64_t k = 0; k < p->K; k++)
                 for (int64_t l = 0; l < width; l++) {
-                    int64_t col = transposed ? pn : pn * PANEL + l;
+                    int64_t col = transposed ? pn : pn * pw + l;
                     double f = 0;
                     int64_t i = 0;
                     if (col < p->N) {
@@ -202,7 +226,7 @@ static const char *emit_packed(Emit *e, const Prod *p, int transposed)
                             f = value_get_f(p->B, at);
                         }
                     }
-                    buf_puts(&d, count % PANEL ? " " : "\n    ");
+                    buf_puts(&d, count % pw ? " " : "\n    ");
                     buf_acc_lit(&d, p->ct, f, i);
                     if (++count < total)
                         buf_puts(&d, ",");
@@ -211,7 +235,8 @@ static const char *emit_packed(Emit *e, const Prod *p, int transposed)
     return kernel(e, p->n, "linalg_weights",
                   "DOC", strf("%s: '%s' %s%s %s%s", p->what, p->B->name, dtype_name(p->B->dt),
                               shape_str(p->B),
-                              transposed ? "transposed, [N][K]" : "in column panels of 8",
+                              transposed ? "transposed, [N][K]"
+                                         : strf("in column panels of %d", (int)pw),
                               p->zb ? ", zero point subtracted" : ""),
                   "T", dtype_ctype(p->ct), "LEN", lit(count ? count : 1),
                   "DATA", count ? d.p : "0", NULL);
@@ -233,8 +258,9 @@ static const char *emit_panel(Emit *e, const Prod *p, int packed, int64_t lanes,
         "K4", lit(p->K / 4 * 4), "K", lit(p->K),
         "A0", load_a(p, "k"), "A1", load_a(p, "k + 1"), "A2", load_a(p, "k + 2"),
         "A3", load_a(p, "k + 3"), "AK", load_a(p, "k"),
-        "W0", w[0], "W1", w[1], "W2", w[2], "W3", w[3], "WK", w[4],
-        "STORE", store_y(p, "l"), NULL);
+        "MAC0", fused(p->ct, "a0", w[0], "c0[l]"), "MAC1", fused(p->ct, "a1", w[1], "c1[l]"),
+        "MAC2", fused(p->ct, "a2", w[2], "c2[l]"), "MAC3", fused(p->ct, "a3", w[3], "c3[l]"),
+        "MACK", fused(p->ct, "a0", w[4], "c0[l]"), "STORE", store_y(p, "l"), NULL);
 }
 
 static const char *emit_dot(Emit *e, const Prod *p)
@@ -244,8 +270,49 @@ static const char *emit_dot(Emit *e, const Prod *p)
                     (long long)p->K),
         "PARAMS", params(p, dtype_ctype(p->B->dt)), "CT", dtype_ctype(p->ct), "N", lit(p->N),
         "K8", lit(p->K / 8 * 8), "K", lit(p->K),
-        "AJ", load_a(p, "k + j"), "BJ", load_b(p, "k + j", "n"),
-        "AK", load_a(p, "k"), "BK", load_b(p, "k", "n"), "STORE", store_y(p, "n"), NULL);
+        "MACJ", fused(p->ct, load_a(p, "k + j"), load_b(p, "k + j", "n"), "acc[j]"),
+        "MACK", fused(p->ct, load_a(p, "k"), load_b(p, "k", "n"), "s"),
+        "STORE", store_y(p, "n"), NULL);
+}
+
+/* The float kernels with explicit fused multiply-adds and run-time vector paths
+ * (templates/gemm_f32.c, dots_f32.c): plain float operands, A contiguous along K, no
+ * scaling (alpha = beta = 1, as every exported Linear layer has). Other products take the
+ * generic kernels. */
+static int fma_eligible(const Prod *p)
+{
+    return p->A->dt == DT_FLOAT && p->B->dt == DT_FLOAT && p->Y->dt == DT_FLOAT && !p->za &&
+           !p->zb && p->alpha == 1 && (!p->C || (p->C->dt == DT_FLOAT && p->beta == 1)) &&
+           p->sak == 1 && p->K > 0;
+}
+
+/* The matrix kernel through mlbc_gemm_f32 (B in panels of 16: packed, or read in place when
+ * contiguous along N) or mlbc_dots_f32 (a constant B of fewer than 4 columns, packed
+ * transposed, or a B contiguous along K): returns it, and its b argument and elements per
+ * matrix of B through bref and bmat. */
+static const char *emit_fma(Emit *e, const Prod *p, const char **bref, int64_t *bmat)
+{
+    int packed = p->B->data != NULL;
+    int dots = packed ? p->N < 4 : p->sbn != 1;
+    const char *call, *cargs = p->C ? strf("c, %s, %s", lit(p->csm), lit(p->csn)) : "0, 0, 0";
+    if (packed) {
+        *bref = emit_packed(e, p, dots, 1);
+        *bmat = dots ? p->K * p->N : packed_matrix_size(p, 1);
+    } else {
+        *bref = ref(e, p->B);
+        *bmat = p->K * p->N;
+    }
+    if (dots)
+        call = strf("mlbc_dots_f32(%s, %s, %s, a, %s, b, %s, %s, y)", lit(p->M), lit(p->N),
+                    lit(p->K), lit(p->sam), lit(packed ? p->K : p->sbn), cargs);
+    else
+        call = strf("mlbc_gemm_f32(%s, %s, %s, a, %s, b, %s, %s, %d, %s, y)", lit(p->M),
+                    lit(p->N), lit(p->K), lit(p->sam), lit(packed ? p->K * FMA_PANEL : FMA_PANEL),
+                    lit(packed ? FMA_PANEL : p->sbk), packed, cargs);
+    return kernel(e, p->n, "linalg_fma",
+                  "DOC", strf("%s: %s = %s x %s%s", p->what, shape_str(p->Y), shape_str(p->A),
+                              shape_str(p->B), packed ? ", B packed at compile time" : ""),
+                  "PARAMS", params(p, "float"), "CALL", call, NULL);
 }
 
 /* --blas: float products of at least MLBC_BLAS_MIN_FLOPS multiply-adds, except a single dot
@@ -300,7 +367,13 @@ static void emit_prod(Emit *e, Prod *p)
     int64_t bmat;                       /* elements per matrix of the b argument */
     Prod q = *p;
     Value bpk;                          /* a packed B, as the kernels see it */
-    if (blas_eligible(e, p)) {
+    /* mlbc's FMA kernels first: single-threaded OpenBLAS was slower than them at every size
+     * measured (1x500x64 to 1024^3, 1.1x to 6.7x), so --blas only takes the products they
+     * do not cover (a transposed A, a scaled Gemm), where it beats the generic kernels. */
+    if (fma_eligible(p)) {
+        mat = emit_fma(e, p, &bref, &bmat);
+        tw = "float";
+    } else if (blas_eligible(e, p)) {
         mat = emit_blas(e, p);
         bref = ref(e, p->B);
         tw = dtype_ctype(p->B->dt);
@@ -314,9 +387,9 @@ static void emit_prod(Emit *e, Prod *p)
         Buf calls = {0};
         const char *decls = "";
         if (packed) {
-            bref = emit_packed(e, p, dot);
+            bref = emit_packed(e, p, dot, 0);
             tw = dtype_ctype(p->ct);
-            bmat = dot ? p->K * p->N : packed_matrix_size(p);
+            bmat = dot ? p->K * p->N : packed_matrix_size(p, 0);
             q.zb = NULL;        /* subtracted while packing */
             bpk = *p->B;        /* the kernels read the packed copy, already of type ct */
             bpk.dt = p->ct;
@@ -827,11 +900,15 @@ static void einsum_emit(Emit *e, Node *n)
                    lit(E.size[v]), ein_var(v));
         inner = strf("%s    ", inner);
     }
+    /* s += x0 * ... * xn: the last product and the sum as one contraction-proof madd */
     Buf prod = {0};
-    for (int i = 0; i < E.nops; i++)
+    for (int i = 0; i < E.nops - 1; i++)
         buf_printf(&prod, "%s%s", i ? " * " : "",
                    load_as(t, ct, strf("x%d[%s]", i, idx[i])));
-    buf_printf(&body, "%ss += %s;\n", inner, prod.p);
+    const char *last = load_as(t, ct, strf("x%d[%s]", E.nops - 1, idx[E.nops - 1]));
+    buf_printf(&body, "%ss = %s;\n", inner,
+               prod.p ? fused(ct, E.nops > 2 ? strf("(%s)", prod.p) : prod.p, last, "s")
+                      : strf("s + %s", last));
     buf_printf(&body, "%sy[%s] = %s;\n%s}\n", block, idx[E.nops], store_as(t, ct, "s"), ind);
     const char *fn = kernel(e, n, "linalg_einsum",
         "DOC", strf("Einsum '%s': %s", attr_str(n, "equation", ""), shape_str(y)),

@@ -117,19 +117,23 @@ static void loss_emit(Emit *e, Node *n)
                           in1, lit(ii), in1, ST, CT, in1, in1)
                    : strf("%sif (k == %s)\n%s    continue;\n", in1, lit(ii), in1);
 
+    /* The sample's loss is -xk * wc; a sum adds it with a fused multiply-add in double (for
+     * float the product is exact there), so contraction cannot change it. */
     const char *decl = "", *accum, *finish = "";
+    const char *add = strf("%ssum = %s;\n", in2,
+                           fused(DT_DOUBLE, "-(double)xk", "(double)wc", "sum"));
     switch (red) {
     case RED_NONE:
-        accum = strf("%sy[s] = %s(loss);\n", in2, ST);
+        accum = strf("%sy[s] = %s(-xk * wc);\n", in2, ST);
         break;
     case RED_SUM:
         decl = "    double sum = 0;\n";
-        accum = strf("%ssum += loss;\n", in2);
+        accum = add;
         finish = strf("    y[0] = %s((%s)sum);\n", ST, CT);
         break;
     default:
         decl = "    double sum = 0, wsum = 0; /* loss and applied weight */\n";
-        accum = strf("%ssum += loss;\n%swsum += wc;\n", in2, in2);
+        accum = strf("%s%swsum += wc;\n", add, in2);
         finish = strf("    y[0] = %s((%s)(sum / wsum));\n", ST, CT);
         break;
     }

@@ -101,11 +101,14 @@ static void sum_pass(Buf *b, int ind, const Grp *g, int ng, int inner, int L, co
             ind++;
         }
     const char *base = offset(g, ng, OP_X, -1, inner);
-    const char *term = !strcmp(what, "mean") ? "v" : "(v - mean) * (v - mean)";
+    int mean = !strcmp(what, "mean");
+    const char *term = mean ? "acc[%s] + v"
+                       : p->calc == DT_FLOAT ? "mlbc_accf(v - mean, v - mean, acc[%s])"
+                                             : fused(p->calc, "(v - mean)", "(v - mean)", "acc[%s]");
     if (inner < 0) {
         buf_line(b, ind, "{");
         buf_line(b, ind + 1, "const %s v = %s;", C, load_elem(tx, strf("x[%s]", base)));
-        buf_line(b, ind + 1, "acc[0] += %s;", term);
+        buf_line(b, ind + 1, "acc[0] = %s;", strf(term, "0"));
         buf_line(b, ind, "}");
     } else {
         int64_t K = g[inner].n, KM = K - K % L;
@@ -113,13 +116,13 @@ static void sum_pass(Buf *b, int ind, const Grp *g, int ng, int inner, int L, co
             buf_line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
             buf_line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
             buf_line(b, ind + 2, "const %s v = %s;", C, load_elem(tx, strf("x[%s + k + j]", base)));
-            buf_line(b, ind + 2, "acc[j] += %s;", term);
+            buf_line(b, ind + 2, "acc[j] = %s;", strf(term, "j"));
             buf_line(b, ind + 1, "}");
         }
         if (K % L || (KM && L == 1)) {
             buf_line(b, ind, "for (k = %s; k < %s; k++) {", lit(L > 1 ? KM : 0), lit(K));
             buf_line(b, ind + 1, "const %s v = %s;", C, load_elem(tx, strf("x[%s + k]", base)));
-            buf_line(b, ind + 1, "acc[0] += %s;", term);
+            buf_line(b, ind + 1, "acc[0] = %s;", strf(term, "0"));
             buf_line(b, ind, "}");
         }
     }
@@ -143,7 +146,9 @@ static const char *gen_norm(const Norm *p, int64_t count)
     DType C = p->calc;
     const char *CT = dtype_ctype(C);
     Buf b = {0}, decl = {0};
-    buf_line(&b, 1, "%s acc[%d], mean, var, inv;", CT, L);
+    /* float sums run in double (mlbc_accf) */
+    buf_line(&b, 1, "%s acc[%d];", C == DT_FLOAT ? "double" : CT, L);
+    buf_line(&b, 1, "%s mean, var, inv;", CT);
     for (int i = 0; i < ng; i++)
         if (i != inner)
             buf_printf(&decl, "%si%d", decl.len ? ", " : "", i);
@@ -185,12 +190,16 @@ static const char *gen_norm(const Norm *p, int64_t count)
         ind++;
         close = 1;
     }
-    const char *v = strf("(%s - mean) * inv",
-                         load_elem(p->x->dt, strf("x[%s]", at(g, ng, OP_X, inner))));
-    if (p->scale)
-        v = strf("%s * %s", v, load_elem(p->scale->dt, strf("scale[%s]", at(g, ng, OP_S, inner))));
+    /* ((x - mean) * inv) * scale + bias, the last multiply-add contraction-proof */
+    const char *d = strf("(%s - mean)", load_elem(p->x->dt, strf("x[%s]", at(g, ng, OP_X, inner))));
+    const char *f = "inv";
+    if (p->scale) {
+        d = strf("%s * inv", d);
+        f = load_elem(p->scale->dt, strf("scale[%s]", at(g, ng, OP_S, inner)));
+    }
+    const char *v = strf("%s * %s", d, f);
     if (p->bias)
-        v = strf("%s + %s", v, load_elem(p->bias->dt, strf("bias[%s]", at(g, ng, OP_B, inner))));
+        v = madd(p->calc, d, f, load_elem(p->bias->dt, strf("bias[%s]", at(g, ng, OP_B, inner))));
     buf_line(&b, ind, "y[%s] = %s;", at(g, ng, OP_X, inner), store_as(p->y->dt, C, v));
     ind -= close;
     for (int i = 0; i < ng; i++)
@@ -435,7 +444,7 @@ static void bn_emit(Emit *e, Node *n)
             "SFX", libm_sfx(c), "N", lit(N), "C", lit(C), "S", lit(S),
             "SCALE", scale, "VAR", strf("(%s)%s", CT, load_elem(tm, "var[c]")),
             "EPS", float_lit(eps, c), "MEAN", strf("(%s)%s", CT, load_elem(tm, "mean[c]")),
-            "BIAS", bias, "STORE", store_elem(x->dt, strf("(%s - m) * a + b", loadx)), NULL);
+            "BIAS", bias, "STORE", store_elem(x->dt, madd(c, strf("(%s - m)", loadx), "a", "b")), NULL);
         stmt(e, "%s(%s, %s, %s, %s, %s, %s);", fn, ref(e, x), ref(e, n->in[1]),
              ref(e, n->in[2]), ref(e, n->in[3]), ref(e, n->in[4]), ref(e, y));
         return;
@@ -445,14 +454,16 @@ static void bn_emit(Emit *e, Node *n)
     Buf running = {0};
     if (rm)
         buf_printf(&running, "        run_mean[c] = %s;\n",
-                   store_elem(tm, strf("(%s)%s * %s + bm * %s", CT, load_elem(tm, "mean[c]"),
-                                  float_lit(mom, c), float_lit(1 - mom, c))));
+                   store_elem(tm, madd(c, strf("(%s)%s", CT, load_elem(tm, "mean[c]")),
+                                       float_lit(mom, c),
+                                       strf("(%s)(bm * %s)", CT, float_lit(1 - mom, c)))));
     else
         buf_puts(&running, "        (void)run_mean;\n");
     if (rv)
         buf_printf(&running, "        run_var[c] = %s;\n",
-                   store_elem(tm, strf("(%s)%s * %s + bv * %s", CT, load_elem(tm, "var[c]"),
-                                  float_lit(mom, c), float_lit(1 - mom, c))));
+                   store_elem(tm, madd(c, strf("(%s)%s", CT, load_elem(tm, "var[c]")),
+                                       float_lit(mom, c),
+                                       strf("(%s)(bv * %s)", CT, float_lit(1 - mom, c)))));
     else
         buf_puts(&running, "        (void)run_var;\n");
     if (!rm || !rv)
@@ -466,7 +477,9 @@ static void bn_emit(Emit *e, Node *n)
         "SM", lit(S - S % L), "CNT", float_lit((double)(N * S), c),
         "LOADIJ", load_elem(x->dt, "xr[i + j]"), "LOADI", load_elem(x->dt, "xr[i]"),
         "SCALE", scale, "EPS", float_lit(eps, c), "BIAS", bias,
-        "STORE", store_elem(x->dt, strf("(%s - bm) * a + b", loadx)), "RUNNING", running.p, NULL);
+        "SQJ", fused(c, "d", "d", "acc[j]"), "SQ0", fused(c, "d", "d", "acc[0]"),
+        "STORE", store_elem(x->dt, madd(c, strf("(%s - bm)", loadx), "a", "b")),
+        "RUNNING", running.p, NULL);
     /* An omitted running output still needs a pointer: y stands in (never written). */
     stmt(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s);", fn, ref(e, x), ref(e, n->in[1]),
          ref(e, n->in[2]), ref(e, n->in[3]), ref(e, n->in[4]), ref(e, y),
@@ -506,8 +519,10 @@ static void lrn_emit(Emit *e, Node *n)
         "TX", dtype_ctype(x->dt), "CT", dtype_ctype(c), "N", lit(N), "C", lit(C),
         "S", lit(S), "CH", lit(CH), "LO", lit((size - 1) / 2), "HI", lit(size / 2),
         "LOADR", load_elem(x->dt, "xr[j]"),
-        "STORE", store_elem(x->dt, strf("%s / pow%s(%s + %s * acc[j], %s)", xc, libm_sfx(c),
-                                   float_lit(bias, c), float_lit(alpha / (double)size, c),
+        "SQJ", fused(c, "v", "v", "acc[j]"),
+        "STORE", store_elem(x->dt, strf("%s / pow%s(%s, %s)", xc, libm_sfx(c),
+                                   madd(c, float_lit(alpha / (double)size, c), "acc[j]",
+                                        float_lit(bias, c)),
                                    float_lit(beta, c))), NULL);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }

@@ -284,7 +284,7 @@ static void pool_emit(Emit *e, Node *n)
     } else if (p == 1) {
         buf_line(&up, 0, "acc[u] += fabs%s(v);", sf);
     } else if (p == 2) {
-        buf_line(&up, 0, "acc[u] += v * v;");
+        buf_line(&up, 0, "acc[u] = %s;", fused(at, "v", "v", "acc[u]"));
     } else {
         buf_line(&up, 0, "acc[u] += pow%s(fabs%s(v), %.17g);", sf, sf, p);
     }
@@ -297,8 +297,9 @@ static void pool_emit(Emit *e, Node *n)
             buf_line(&b, dk + 1, "for (long q = 0; q < 8; q++) {");
             buf_line(&b, in, "const long u = o + q;");
         } else {
-            buf_line(&b, dk, "for (; o < ohi; o++) {");
-            buf_line(&b, in, "const long u = o;");
+            /* counted from o, not up to ohi: gcc -O2 then sees the bound of acc[] */
+            buf_line(&b, dk, "for (long q = 0; q < ohi - o; q++) {");
+            buf_line(&b, in, "const long u = o + q;");
         }
         for (char *ln = up.p; *ln;) {
             char *nl = strchr(ln, '\n');

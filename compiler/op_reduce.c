@@ -255,6 +255,17 @@ static const char *r_comb(const RCode *c, const char *a, const char *m)
     }
 }
 
+/* One accumulation step: acc combined with the mapped value v (shift: LogSumExp's). A float
+ * sum of squares is an explicit fused multiply-add (fused(): contraction cannot change it). */
+static const char *r_step(const RCode *c, const char *acc, const char *shift)
+{
+    if ((c->kind == R_L2 || c->kind == R_SUMSQ) && (c->AT == DT_FLOAT || c->AT == DT_DOUBLE)) {
+        const char *v = !strcmp(c->A, c->V) ? "v" : strf("(%s)v", c->A);
+        return fused(c->AT, v, v, acc);
+    }
+    return r_comb(c, acc, r_map(c, shift));
+}
+
 static const char *int_min(DType t)
 {
     switch (t) {
@@ -346,26 +357,25 @@ static void rows_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
             ind++;
         }
     const char *base = offset(g, ng, 1, 0, -1);
-    const char *map = r_map(&pc, "sh");
     if (KM) {
         if (L > 1) {
             buf_line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
             buf_line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
             buf_line(b, ind + 2, "const %s v = %s;", pc.V,
                      load_elem(tx, strf("x[%s + k + j]", base)));
-            buf_line(b, ind + 2, "acc[j] = %s;", r_comb(&pc, "acc[j]", map));
+            buf_line(b, ind + 2, "acc[j] = %s;", r_step(&pc, "acc[j]", "sh"));
             buf_line(b, ind + 1, "}");
         } else {
             buf_line(b, ind, "for (k = 0; k < %s; k++) {", lit(KM));
             buf_line(b, ind + 1, "const %s v = %s;", pc.V, load_elem(tx, strf("x[%s + k]", base)));
-            buf_line(b, ind + 1, "acc[0] = %s;", r_comb(&pc, "acc[0]", map));
+            buf_line(b, ind + 1, "acc[0] = %s;", r_step(&pc, "acc[0]", "sh"));
             buf_line(b, ind, "}");
         }
     }
     if (K % L) {
         buf_line(b, ind, "for (k = %s; k < %s; k++) {", lit(KM), lit(K));
         buf_line(b, ind + 1, "const %s v = %s;", pc.V, load_elem(tx, strf("x[%s + k]", base)));
-        buf_line(b, ind + 1, "acc[0] = %s;", r_comb(&pc, "acc[0]", map));
+        buf_line(b, ind + 1, "acc[0] = %s;", r_step(&pc, "acc[0]", "sh"));
         buf_line(b, ind, "}");
     }
     for (int i = 0; i < ng - 1; i++)
@@ -440,7 +450,7 @@ static void cols_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
     buf_line(b, ind, "for (j = 0; j < %s; j++) {", nb);
     buf_line(b, ind + 1, "const %s v = %s;", pc.V,
          load_elem(tx, strf("x[%s + j]", plus(offset(g, ng, 1, 0, -1), b0))));
-    buf_line(b, ind + 1, "acc[j] = %s;", r_comb(&pc, "acc[j]", r_map(&pc, "sh[j]")));
+    buf_line(b, ind + 1, "acc[j] = %s;", r_step(&pc, "acc[j]", "sh[j]"));
     buf_line(b, ind, "}");
 }
 
@@ -782,6 +792,9 @@ static void softmax_emit(Emit *e, Node *n)
     DType t = x->dt;
     const char *C = dtype_ctype(calc_type(t)), *S = libm_sfx(calc_type(t));
     int keep_e = !logsm && !dtype_is_half(t); /* exp values parked in y, then scaled */
+    /* float: x - max is parked in y and exponentiated there by mlbc_vexp_f32 (templates/
+     * vmath_exp.c: vectorised, the same bits on every path), whose results the sums read */
+    int vexp = t == DT_FLOAT;
     const char *doc = strf("%s over %s of %s%s (viewed as [%lld][%lld][%lld])", n->op,
                            n->opset < 13 ? "the coerced 2-D rows" : "one axis", dtype_name(t),
                            shape_str(x), (long long)A, (long long)K, (long long)B);
@@ -794,12 +807,20 @@ static void softmax_emit(Emit *e, Node *n)
                                    : store_elem(t, strf("%s / sum", exp_k));
         const char *exp_kj = strf("exp%s(%s - mx)", S, load_elem(t, "xr[k + j]"));
         Buf mx = {0}, sum = {0};
+        if (vexp) {
+            /* x - mx into the row of y, exp in place (vectorised), then the sum reads y */
+            buf_line(&sum, 2, "for (k = 0; k < %s; k++)", lit(K));
+            buf_line(&sum, 3, "yr[k] = xr[k] - mx;");
+            buf_line(&sum, 2, "mlbc_vexp_f32(%s, yr, yr);", lit(K));
+            exp_k = "yr[k]";
+            exp_kj = "yr[k + j]";
+        }
         if (L > 1) {
             lane_sum(&mx, 2, C, L, K, "m", "-INFINITY", "fmax_nan(%s, %s)",
                      load_elem(t, "xr[k + j]"), load_elem(t, "xr[k]"), NULL, NULL);
             buf_line(&mx, 2, "mx = m[0];");
             lane_sum(&sum, 2, C, L, K, "s", "0", "%s + %s", exp_kj, exp_k,
-                     keep_e ? "yr[k + j]" : NULL, keep_e ? "yr[k]" : NULL);
+                     keep_e && !vexp ? "yr[k + j]" : NULL, keep_e && !vexp ? "yr[k]" : NULL);
         } else {
             buf_line(&mx, 2, "mx = -INFINITY;");
             buf_line(&mx, 2, "for (k = 0; k < %s; k++)", lit(K));
@@ -807,7 +828,7 @@ static void softmax_emit(Emit *e, Node *n)
             buf_line(&sum, 2, "sum = 0;");
             buf_line(&sum, 2, "for (k = 0; k < %s; k++) {", lit(K));
             buf_line(&sum, 3, "const %s e = %s;", C, exp_k);
-            if (keep_e)
+            if (keep_e && !vexp)
                 buf_line(&sum, 3, "yr[k] = e;");
             buf_line(&sum, 3, "sum += e;");
             buf_line(&sum, 2, "}");
@@ -827,16 +848,31 @@ static void softmax_emit(Emit *e, Node *n)
                     "MAX", mx.p, "SUM", sum.p, "OUT", out, NULL);
     } else {
         const char *ld = load_elem(t, strf("xa[k * %s + b0 + j]", lit(B)));
+        const char *yk = strf("ya[k * %s + b0 + j]", lit(B));
         const char *out = logsm ? store_elem(t, strf("%s - m[j] - s[j]", ld))
-                          : keep_e ? strf("ya[k * %s + b0 + j] / s[j]", lit(B))
+                          : keep_e ? strf("%s / s[j]", yk)
                                    : store_elem(t, strf("exp%s(%s - m[j]) / s[j]", S, ld));
+        Buf pre = {0};
+        if (vexp) {
+            /* x - max parked in y, exponentiated in place: the whole [K][B] slab at once
+             * when one chunk covers B, else row k's nb columns */
+            buf_line(&pre, 3, "for (k = 0; k < %s; k++)", lit(K));
+            buf_line(&pre, 4, "for (j = 0; j < nb; j++)");
+            buf_line(&pre, 5, "%s = %s - m[j];", yk, ld);
+            if (chunk_of(B) >= B)
+                buf_line(&pre, 3, "mlbc_vexp_f32(%s, ya, ya);", lit(K * B));
+            else {
+                buf_line(&pre, 3, "for (k = 0; k < %s; k++)", lit(K));
+                buf_line(&pre, 4, "mlbc_vexp_f32(nb, ya + k * %s + b0, ya + k * %s + b0);",
+                         lit(B), lit(B));
+            }
+        }
         fn = kernel(e, n, "reduce_softmax_cols", "OP", n->op, "DOC", doc, "TX",
-                    dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "SFX", S, "A", lit(A),
+                    dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "A", lit(A),
                     "K", lit(K), "B", lit(B), "KB", lit(K * B), "CH", lit(chunk_of(B)),
-                    "LOAD", ld,
-                    "STOREE", keep_e ? strf("                    ya[k * %s + b0 + j] = e;\n",
-                                            lit(B))
-                                     : "",
+                    "LOAD", ld, "PRE", pre.p ? pre.p : "",
+                    "EXP", vexp ? yk : strf("exp%s(%s - m[j])", S, ld),
+                    "STOREE", keep_e && !vexp ? strf("                    %s = e;\n", yk) : "",
                     "FINISH", logsm ? strf("log%s(s[j])", S) : "s[j]", "OUT", out, NULL);
     }
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));

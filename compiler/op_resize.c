@@ -186,24 +186,25 @@ static int passive_axis(Node *n, const Rz *z, int a)
     return 1;
 }
 
-/* Source coordinate of output index o (double) from scale, roi0, roi1. */
+/* Source coordinate of output index o (double) from scale, den (the resized length minus 1,
+ * as "scale * length - 1": 0 for a resized length of 1), roi0, roi1. */
 static const char *coord_expr(const Rz *z, int64_t in)
 {
-    const char *c = z->coord, *I = lit(in);
+    const char *c = z->coord;
     if (!strcmp(c, "half_pixel"))
         return "((double)o + 0.5) / scale - 0.5";
     if (!strcmp(c, "pytorch_half_pixel"))
-        return strf("scale * %s == 1 ? -0.5 : ((double)o + 0.5) / scale - 0.5", I);
+        return "den == 0 ? -0.5 : ((double)o + 0.5) / scale - 0.5";
     if (!strcmp(c, "align_corners"))
-        return strf("scale * %s == 1 ? 0.0 : (double)o * %s / (scale * %s - 1)", I,
-                    lit(in - 1), I);
+        return strf("den == 0 ? 0.0 : (double)o * %s / den", lit(in - 1));
     if (!strcmp(c, "asymmetric"))
         return "(double)o / scale";
     if (!strcmp(c, "tf_half_pixel_for_nn"))
         return "((double)o + 0.5) / scale";
-    /* tf_crop_and_resize */
-    return strf("(scale * %s == 1 ? (roi1 - roi0) * %s / 2 : (double)o * (roi1 - roi0) * %s / "
-                "(scale * %s - 1)) + roi0 * %s", I, lit(in - 1), lit(in - 1), I, lit(in - 1));
+    /* tf_crop_and_resize: roi0 * (in - 1) + the offset, contraction-proof */
+    const char *I1 = float_lit((double)(in - 1), DT_DOUBLE);
+    return strf("mlbc_madd(roi0, %s, den == 0 ? (roi1 - roi0) * %s / 2 : (double)o * (roi1 - "
+                "roi0) * %s / den)", I1, I1, I1);
 }
 
 /* Body of the tap loop (after x and f = floor(x)). */
@@ -225,7 +226,8 @@ static const char *taps_body(const Rz *z, int64_t in, const char *wt)
             pick = "f + 1";
         else
             pick = "scale < 1 ? f + 1 : f"; /* simple: ceil when downsampling */
-        buf_printf(&b, "%sif (x != f)\n%s    f = %s;\n", ind, ind, pick);
+        if (strcmp(pick, "f"))
+            buf_printf(&b, "%sif (x != f)\n%s    f = %s;\n", ind, ind, pick);
         buf_printf(&b, "%sidx[o] = !(f >= 0) ? 0 : f > %s ? %s : (long)f;\n", ind, hi, hi);
     } else {
         int T = z->taps;
@@ -238,15 +240,25 @@ static const char *taps_body(const Rz *z, int64_t in, const char *wt)
         if (z->mode == LINEAR) {
             buf_printf(&b, "%sc[0] = 1 - r;\n%sc[1] = r;\n", ind, ind);
         } else {
-            const char *A = float_lit(z->a, DT_DOUBLE);
+            /* Keys' cubic convolution weights, as fused multiply-adds (contraction-proof):
+             * |d| in [1, 2]: ((A d - 5A) d + 8A) d - 4A; |d| < 1: ((A + 2) d - (A + 3)) d d + 1 */
+            double a = z->a;
+            const char *A = float_lit(a, DT_DOUBLE), *A5 = float_lit(-5 * a, DT_DOUBLE);
+            const char *A8 = float_lit(8 * a, DT_DOUBLE), *A4 = float_lit(-4 * a, DT_DOUBLE);
+            const char *A2 = float_lit(a + 2, DT_DOUBLE), *A3 = float_lit(-(a + 3), DT_DOUBLE);
+            static const char *far[2] = {"r + 1", "2 - r"}, *near[2] = {"r", "1 - r"};
             buf_printf(&b, "%sb -= 1;\n", ind);
-            buf_printf(&b, "%sc[0] = ((%s * (r + 1) - 5 * %s) * (r + 1) + 8 * %s) * (r + 1) - 4 * %s;\n",
-                       ind, A, A, A, A);
-            buf_printf(&b, "%sc[1] = ((%s + 2) * r - (%s + 3)) * r * r + 1;\n", ind, A, A);
-            buf_printf(&b, "%sc[2] = ((%s + 2) * (1 - r) - (%s + 3)) * (1 - r) * (1 - r) + 1;\n",
-                       ind, A, A);
-            buf_printf(&b, "%sc[3] = ((%s * (2 - r) - 5 * %s) * (2 - r) + 8 * %s) * (2 - r) - 4 * %s;\n",
-                       ind, A, A, A, A);
+            for (int k = 0; k < 4; k++) {
+                const char *d = k == 0 ? far[0] : k == 3 ? far[1] : near[k - 1];
+                if (k == 0 || k == 3)
+                    buf_printf(&b, "%s{\n%s    const double d = %s;\n%s    c[%d] = "
+                               "mlbc_madd(mlbc_madd(mlbc_madd(%s, d, %s), d, %s), d, %s);\n%s}\n",
+                               ind, ind, d, ind, k, A, A5, A8, A4, ind);
+                else
+                    buf_printf(&b, "%s{\n%s    const double d = %s;\n%s    c[%d] = "
+                               "mlbc_madd(mlbc_madd(%s, d, %s) * d, d, 1.0);\n%s}\n",
+                               ind, ind, d, ind, k, A2, A3, ind);
+            }
         }
         if (z->exclude) {
             buf_printf(&b, "%s{\n%s    double s = 0;\n", ind, ind);
@@ -364,6 +376,19 @@ static void resize_emit(Emit *e, Node *n)
                                            float_lit((double)in, DT_DOUBLE))
                             : rt_scales ? strf("(double)scales[%d]", a)
                                         : float_lit(z.cs[a], DT_DOUBLE);
+        /* den: the resized length minus 1, "scale * in - 1" (0 when the length is 1). A
+         * constant scale gives a literal; a run-time scale is a float, whose product with
+         * the length is exact in double, so the fused multiply-add rounds as the plain
+         * expression does. */
+        const char *den;
+        if (rt_scales) {
+            den = strf("mlbc_madd((double)scales[%d], %s, -1.0)", a,
+                       float_lit((double)in, DT_DOUBLE));
+        } else {
+            double s = z.sizes ? (double)out / (double)in : z.cs[a];
+            volatile double len = s * (double)in;  /* rounded before the subtraction */
+            den = float_lit(len - 1, DT_DOUBLE);
+        }
         const char *r0 = "0.0", *r1 = "1.0";
         if (tf && rt_roi) {
             r0 = strf("(double)roi[%d]", a);
@@ -372,7 +397,7 @@ static void resize_emit(Emit *e, Node *n)
             r0 = float_lit(value_get_f(z.roi, a), DT_DOUBLE);
             r1 = float_lit(value_get_f(z.roi, r + a), DT_DOUBLE);
         }
-        buf_printf(&taps, "    %s(%s, %s, %s, i%d%s%s);\n", tfn, scale, r0, r1, a,
+        buf_printf(&taps, "    %s(%s, %s, %s, %s, i%d%s%s);\n", tfn, scale, den, r0, r1, a,
                    T > 1 ? strf(", w%d", a) : "", tf ? strf(", e%d", a) : "");
     }
 
@@ -426,9 +451,11 @@ static void resize_emit(Emit *e, Node *n)
                 buf_printf(&loops, "%sconst %s *p%d = %s + i%d[%s] * %s;\n", in3, XT, a, prev, a,
                            tap, lit(xs[a]));
             } else {
-                buf_printf(&loops, "%ss%d += w%d[%s] * %s;\n", in3, a, a, tap,
-                           load_as(x->dt, ct, strf("%s[i%d[%s] * %s]", prev, a, tap,
-                                                   lit(xs[a]))));
+                /* s += w * x, an explicit fused multiply-add (contraction-proof) */
+                const char *xv = load_as(x->dt, ct, strf("%s[i%d[%s] * %s]", prev, a, tap,
+                                                         lit(xs[a])));
+                buf_printf(&loops, "%ss%d = %s;\n", in3, a,
+                           fused(ct, strf("w%d[%s]", a, tap), xv, strf("s%d", a)));
             }
             in2 = in3;
         }
@@ -437,8 +464,10 @@ static void resize_emit(Emit *e, Node *n)
             in2 = strf("%.*s", (int)strlen(in2) - 4, in2);
             buf_printf(&loops, "%s}\n", in2);
             if (k > 0)
-                buf_printf(&loops, "%ss%d += w%d[o%d * %d + t%d] * s%d;\n", in2, act[k - 1],
-                           act[k - 1], act[k - 1], T, act[k - 1], a);
+                buf_printf(&loops, "%ss%d = %s;\n", in2, act[k - 1],
+                           fused(ct, strf("w%d[o%d * %d + t%d]", act[k - 1], act[k - 1], T,
+                                          act[k - 1]),
+                                 strf("s%d", a), strf("s%d", act[k - 1])));
         }
         buf_printf(&loops, "%sy[%s] = %s;\n", ind, IY, store_expr(x->dt, strf("s%d", act[0])));
     }

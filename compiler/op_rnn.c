@@ -1,12 +1,25 @@
 /* op_rnn.c - LSTM, GRU, RNN.
  *
- * One kernel per direction (templates/rnn_lstm.c, rnn_gru.c, rnn_rnn.c): the recurrence
- * runs over time and batch with the state held in the kernel; each gate value is a
- * contiguous dot product of a row of W (or R) with the input (or state) vector, using a
- * fixed-order multi-accumulator dot product (templates/rnn_dot_*.c). The ONNX weight
- * layout [dirs, gates*H, I] already has contiguous rows, so the same kernel serves constant
- * and run-time weights. Layout, optional inputs and outputs, activations, clip and
- * peepholes are resolved here into code fragments substituted into the template.
+ * Float (template rnn_f32, one kernel per direction): the input projections of all steps
+ * (or of blocks of steps, keeping the buffer within 64 KiB of stack) and batch rows at once,
+ * then per step the recurrent product of the whole batch, both by the fused multiply-add
+ * matrix kernel (mlbc_gemm_f32 over W and R packed at compile time; mlbc_dots_f32 reading
+ * run-time W and R in place), then the gates and the cell update of each row: with the
+ * default activations by array passes of the vector sigmoid/tanh (templates vmath_*),
+ * otherwise in one loop. Biases of W (and of R where the cell adds it outside a gate product)
+ * are the projection's c operand.
+ *
+ * Double and 16-bit floats (templates rnn_lstm.c, rnn_gru.c, rnn_rnn.c): the recurrence runs
+ * over time and batch with the state held in the kernel; each gate value is a contiguous dot
+ * product of a row of W (or R) with the input (or state) vector, using a fixed-order
+ * multi-accumulator dot product (templates/rnn_dot_*.c). The ONNX weight layout
+ * [dirs, gates*H, I] already has contiguous rows, so the same kernel serves constant and
+ * run-time weights.
+ *
+ * Layout, optional inputs and outputs, activations, clip and peepholes are resolved here into
+ * code fragments substituted into the templates. Every multiply-add outside the matrix
+ * kernels is contraction-proof (madd(), sum2()): the generated code gives the same bits
+ * whatever compiler, flags or CPU path.
  */
 #include <ctype.h>
 #include <math.h>
@@ -193,12 +206,12 @@ static const char *act_expr(const Act *a, const char *v, DType at)
     if (!strcmp(nm, "sigmoid")) return strf("1 / (1 + exp%s(-%s))", f, v);
     if (!strcmp(nm, "tanh")) return libm_suffix(strf("tanh@(%s)", v), at);
     if (!strcmp(nm, "relu")) return strf("%s > 0 ? %s : 0", v, v);
-    if (!strcmp(nm, "affine")) return strf("%s * %s + %s", al, v, be);
+    if (!strcmp(nm, "affine")) return madd(at, al, v, be);
     if (!strcmp(nm, "leakyrelu")) return strf("%s >= 0 ? %s : %s * %s", v, v, al, v);
     if (!strcmp(nm, "thresholdedrelu")) return strf("%s > %s ? %s : 0", v, al, v);
     if (!strcmp(nm, "scaledtanh")) return libm_suffix(strf("%s * tanh@(%s * %s)", al, be, v), at);
     if (!strcmp(nm, "hardsigmoid"))
-        return strf("fmax%s(0, fmin%s(1, %s * %s + %s))", f, f, al, v, be);
+        return strf("fmax%s(0, fmin%s(1, %s))", f, f, madd(at, al, v, be));
     if (!strcmp(nm, "elu")) return strf("%s >= 0 ? %s : %s * (exp%s(%s) - 1)", v, v, al, f, v);
     if (!strcmp(nm, "softsign")) return strf("%s / (1 + fabs%s(%s))", v, f, v);
     /* softplus */
@@ -213,6 +226,16 @@ static void apply(Buf *b, const char *ind, const Act *a, const char *v, double c
         buf_printf(b, "%s%s = %s < -%s ? -%s : %s > %s ? %s : %s;\n", ind, v, v, c, c, v, c, c, v);
     }
     buf_printf(b, "%s%s = %s;\n", ind, v, act_expr(a, v, at));
+}
+
+/* "a * b + c * d" in the computation type, contraction-proof: for float (and the 16-bit
+ * floats) both products are exact in double and the sum is rounded once there, then to
+ * float; for double an explicit fma adds the rounded product c * d. */
+static const char *sum2(DType at, const char *a, const char *b, const char *c, const char *d)
+{
+    if (at == DT_FLOAT)
+        return strf("(float)((double)%s * %s + (double)%s * %s)", a, b, c, d);
+    return madd(at, a, b, strf("%s * %s", c, d));
 }
 
 static void rnn_infer(Node *n)
@@ -238,6 +261,235 @@ static void rnn_infer(Node *n)
 static const char *at_off(const char *p, int64_t off)
 {
     return off ? strf("%s + %s", p, lit(off)) : p;
+}
+
+/* Rows [r0, r0 + rows) of direction d of W or R ([dirs][gates * hidden][k]) for the float
+ * products: a constant is packed at compile time as B = rows^T in panels of 16 columns for
+ * mlbc_gemm_f32 (pk[p][k][l] = M[r0 + 16 p + l][k], zero past the last row); a run-time
+ * input is read in place by mlbc_dots_f32 (its rows are contiguous along k). */
+static const char *pack_or_ref(Emit *e, Node *n, const Value *m, int d, int64_t r0, int64_t rows,
+                               int64_t k)
+{
+    int64_t off = (d * numel(m) / m->dim[0]) + r0 * k;
+    if (!m->data)
+        return at_off(ref(e, m), off);
+    int64_t np = (rows + 15) / 16, count = np * 16 * k, i = 0;
+    Buf data = {0};
+    for (int64_t p = 0; p < np; p++)
+        for (int64_t kk = 0; kk < k; kk++)
+            for (int64_t l = 0; l < 16; l++, i++) {
+                int64_t row = p * 16 + l;
+                buf_puts(&data, i % 16 ? " " : "\n    ");
+                buf_float_lit(&data, row < rows ? value_get_f(m, off + row * k + kk) : 0, DT_FLOAT);
+                if (i + 1 < count)
+                    buf_puts(&data, ",");
+            }
+    return kernel(e, n, "linalg_weights",
+                  "DOC", strf("%s: '%s' direction %d, rows [%lld, %lld) transposed, in column "
+                              "panels of 16", n->op, m->name, d, (long long)r0,
+                              (long long)(r0 + rows)),
+                  "T", "float", "LEN", lit(count), "DATA", data.p, NULL);
+}
+
+/* The float cell (template rnn_f32) of direction d: the fragments shared with the other
+ * types come from rnn_emit (params, prologue, epilogue, Y stores, initial state, length). */
+static const char *emit_f32(Emit *e, Node *n, const RnnInfo *ri, int d, int reverse,
+                            const Act *act, double clip, const char *params, const char *pro,
+                            const char *epi, const char *yzero, const char *ystore,
+                            const char *h0e, const char *c0e, const char *len, int has_bias,
+                            int peep)
+{
+    int G = ri->gates;
+    int64_t S = ri->seq, B = ri->batch, H = ri->hid, I = ri->in, N = G * H;
+    int lbr = G == 3 && attr_int(n, "linear_before_reset", 0), split = G == 3 && !lbr;
+    int input_forget = G == 4 && attr_int(n, "input_forget", 0);
+    int wpk = n->in[IN_W]->data != NULL, rpk = n->in[IN_R]->data != NULL;
+    int64_t NR = split ? 2 * H : N;
+    /* Steps projected at once: all of them, or as many as keep xw within 64 KiB. */
+    int64_t TC = 16384 / (B * N);
+    TC = TC < 1 ? 1 : TC > S ? S : TC;
+    const char *i8 = "        ", *i12 = "            ", *i16 = "                ";
+    Buf state = {0}, init = {0}, cell = {0}, body = {0};
+    /* The default activations (sigmoid gates, tanh candidate and output), without clip or
+     * peepholes: by array passes of the vector kernels (templates vmath_*) over the gates of a
+     * row, between element loops. Otherwise one loop per row computes everything. */
+    int vec = clip <= 0 && !peep && !input_forget && !strcmp(act[0].name, G == 1 ? "tanh" : "sigmoid");
+    for (int k = 1; k < ri->nact; k++)
+        vec &= !strcmp(act[k].name, "tanh");
+
+    /* The products: Y[M][cols] = A[M][k] M^T (+ c), M packed (gemm) or read in place (dots). */
+#define PRODUCT(packed, M, cols, k, a, lda, mat, c, y)                                             \
+    ((packed) ? strf("mlbc_gemm_f32(%s, %s, %s, %s, %s, %s, %s, 16, 1, %s, %s)", M, lit(cols),     \
+                     lit(k), a, lda, mat, lit(16 * (k)), c, y)                                     \
+              : strf("mlbc_dots_f32(%s, %s, %s, %s, %s, %s, %s, %s, %s)", M, lit(cols), lit(k),    \
+                     a, lda, mat, lit(k), c, y))
+    const char *xlo = strf("x + %s", ri->layout ? strf("(b * %s + lo) * %s", lit(S), lit(I))
+                                              : strf("(lo * %s + b) * %s", lit(B), lit(I)));
+    const char *project = PRODUCT(wpk, "hi - lo", N, I, xlo, lit(ri->layout ? I : B * I), "w",
+                                  has_bias ? "bias, 0, 1" : "0, 0, 0",
+                                  strf("xw + b * %s", lit(TC * N)));
+    const char *recur = PRODUCT(rpk, lit(B), NR, H, "h[0]", lit(H), "r", "0, 0, 0", "g[0]");
+
+    if (G == 4)
+        buf_printf(&state, ", c[%s][%s]%s", lit(B), lit(H), vec ? strf(", ct[%s]", lit(H)) : "");
+    if (split)  /* z: the update gate (the vector path keeps it in g) */
+        buf_printf(&state, "%s, rh[%s][%s], gq[%s][%s]",
+                   vec ? "" : strf(", z[%s][%s]", lit(B), lit(H)), lit(B), lit(H), lit(B), lit(H));
+    if (has_bias)
+        buf_printf(&state, ", bias[%s]", lit(N));
+    if (lbr)
+        buf_printf(&state, ", rbh[%s]", lit(H));
+    buf_printf(&init, "%sh[b][j] = %s;\n", i12, h0e);
+    if (G == 4)
+        buf_printf(&init, "%sc[b][j] = %s;\n", i12, c0e);
+    if (split)
+        buf_printf(&init, "%srh[b][j] = 0;\n", i12);
+
+    /* The loop over rows of a step, around BODY (the unit j's update). */
+#define ROWS(out, zero)                                                                            \
+    do {                                                                                           \
+        buf_printf(out, "%sfor (b = 0; b < %s; b++) {\n", i8, lit(B));                             \
+        buf_printf(out, "%sconst long len = %s;\n%sconst long t = %s;\n%sconst float *xp;\n",      \
+                   i12, len, i12, reverse ? "len - 1 - s" : "s", i12);                             \
+        buf_printf(out, "%sif (s >= len) {\n%s%scontinue;\n%s}\n", i12, zero, i16, i12);           \
+        buf_printf(out, "%sxp = xw + (b * %s + t - base[b]) * %s;\n", i12, lit(TC), lit(N));       \
+        if (!vec)                                                                                  \
+            buf_printf(out, "%sfor (j = 0; j < %s; j++) {\n", i12, lit(H));                        \
+    } while (0)
+#define GATE(v, k) buf_printf(&body, "%sfloat %s = xp[%s] + g[b][%s];\n", i16, v,                  \
+                              k ? strf("%s + j", lit(k * H)) : "j", k ? strf("%s + j", lit(k * H)) : "j")
+#define LOOP(out, count, ...) (buf_printf(out, "%sfor (j = 0; j < %s; j++)\n%s", i12, lit(count), i16), \
+                               buf_printf(out, __VA_ARGS__))
+#define ACT(out, v, count, th) buf_printf(out, "%smlbc_v%s_f32(%s, %s, %s);\n", i12, \
+                                      th ? "tanh" : "sigmoid", lit(count), v, v)
+    if (vec) {
+        /* Gate sums in place in g (or gq), activated there. */
+        int64_t nsum = split ? 2 * H : G == 3 ? 2 * H : N;
+        Buf pre = {0};
+        LOOP(&pre, nsum, "g[b][j] += xp[j];\n");
+        if (G == 4) {
+            buf_puts(&body, pre.p);
+            ACT(&body, "g[b]", 3 * H, 0);
+            ACT(&body, strf("g[b] + %s", lit(3 * H)), H, 1);
+            LOOP(&body, H, "c[b][j] = ct[j] = %s;\n", sum2(DT_FLOAT, strf("g[b][%s + j]", lit(2 * H)),
+                 "c[b][j]", "g[b][j]", strf("g[b][%s + j]", lit(3 * H))));
+            ACT(&body, "ct", H, 1);
+            buf_printf(&body, "%sfor (j = 0; j < %s; j++) {\n%sh[b][j] = g[b][%s + j] * ct[j];\n",
+                       i12, lit(H), i16, lit(H));
+        } else if (lbr) {
+            buf_puts(&body, pre.p);
+            ACT(&body, "g[b]", 2 * H, 0);
+            LOOP(&body, H, "g[b][%s + j] = %s;\n", lit(2 * H),
+                 madd(DT_FLOAT, strf("g[b][%s + j]", lit(H)), strf("(g[b][%s + j] + rbh[j])", lit(2 * H)),
+                      strf("xp[%s + j]", lit(2 * H))));
+            ACT(&body, strf("g[b] + %s", lit(2 * H)), H, 1);
+            buf_printf(&body, "%sfor (j = 0; j < %s; j++) {\n%sh[b][j] = %s;\n", i12, lit(H), i16,
+                       sum2(DT_FLOAT, "(1 - g[b][j])", strf("g[b][%s + j]", lit(2 * H)), "g[b][j]",
+                            "h[b][j]"));
+        } else if (split) {
+            buf_puts(&body, pre.p);
+            ACT(&body, "g[b]", 2 * H, 0);
+            LOOP(&body, H, "rh[b][j] = g[b][%s + j] * h[b][j];\n", lit(H));
+            ROWS(&cell, "");
+            buf_printf(&cell, "%s%s}\n", body.p, i8);
+            buf_printf(&cell, "%s%s;\n", i8,
+                       PRODUCT(rpk, lit(B), H, H, "rh[0]", lit(H), "r2", "0, 0, 0", "gq[0]"));
+            body = (Buf){0};
+            LOOP(&body, H, "gq[b][j] += xp[%s + j];\n", lit(2 * H));
+            ACT(&body, "gq[b]", H, 1);
+            buf_printf(&body, "%sfor (j = 0; j < %s; j++) {\n%sh[b][j] = %s;\n", i12, lit(H), i16,
+                       sum2(DT_FLOAT, "(1 - g[b][j])", "gq[b][j]", "g[b][j]", "h[b][j]"));
+        } else {
+            LOOP(&body, H, "g[b][j] += xp[j];\n");
+            ACT(&body, "g[b]", H, 1);
+            buf_printf(&body, "%sfor (j = 0; j < %s; j++) {\n%sh[b][j] = g[b][j];\n", i12, lit(H), i16);
+        }
+    } else if (G == 4) {
+        GATE("gi", 0);
+        GATE("go", 1);
+        GATE("gf", 2);
+        GATE("gc", 3);
+        buf_printf(&body, "%sconst float cp = c[b][j];\n%sfloat cn;\n", i16, i16);
+        if (peep)
+            buf_printf(&body, "%sgi = %s;\n", i16, madd(DT_FLOAT, "p[j]", "cp", "gi"));
+        apply(&body, i16, &act[0], "gi", clip, DT_FLOAT);
+        if (input_forget) {
+            buf_printf(&body, "%sgf = 1 - gi;\n", i16);
+        } else {
+            if (peep)
+                buf_printf(&body, "%sgf = %s;\n", i16,
+                           madd(DT_FLOAT, strf("p[%s + j]", lit(2 * H)), "cp", "gf"));
+            apply(&body, i16, &act[0], "gf", clip, DT_FLOAT);
+        }
+        apply(&body, i16, &act[1], "gc", clip, DT_FLOAT);
+        buf_printf(&body, "%scn = %s;\n", i16, sum2(DT_FLOAT, "gf", "cp", "gi", "gc"));
+        if (peep)
+            buf_printf(&body, "%sgo = %s;\n", i16,
+                       madd(DT_FLOAT, strf("p[%s + j]", lit(H)), "cn", "go"));
+        apply(&body, i16, &act[0], "go", clip, DT_FLOAT);
+        buf_printf(&body, "%sc[b][j] = cn;\n", i16);
+        buf_printf(&body, "%sh[b][j] = go * (%s);\n", i16, act_expr(&act[2], "cn", DT_FLOAT));
+    } else if (G == 3 && lbr) {
+        GATE("gz", 0);
+        GATE("gr", 1);
+        buf_printf(&body, "%sfloat gh;\n", i16);
+        apply(&body, i16, &act[0], "gz", clip, DT_FLOAT);
+        apply(&body, i16, &act[0], "gr", clip, DT_FLOAT);
+        buf_printf(&body, "%sgh = %s;\n", i16,
+                   madd(DT_FLOAT, "gr", strf("(g[b][%s + j] + rbh[j])", lit(2 * H)),
+                        strf("xp[%s + j]", lit(2 * H))));
+        apply(&body, i16, &act[1], "gh", clip, DT_FLOAT);
+        buf_printf(&body, "%sh[b][j] = %s;\n", i16, sum2(DT_FLOAT, "(1 - gz)", "gh", "gz", "h[b][j]"));
+    } else if (G == 3) {
+        /* First the z and r gates and the reset state rh = r h (rows past their length keep
+         * a stale one, unused), then its product gq = rh R_h^T, then the candidate. */
+        GATE("gz", 0);
+        GATE("gr", 1);
+        apply(&body, i16, &act[0], "gz", clip, DT_FLOAT);
+        apply(&body, i16, &act[0], "gr", clip, DT_FLOAT);
+        buf_printf(&body, "%sz[b][j] = gz;\n%srh[b][j] = gr * h[b][j];\n", i16, i16);
+        ROWS(&cell, "");
+        buf_printf(&cell, "%s%s}\n%s}\n", body.p, i12, i8);
+        buf_printf(&cell, "%s%s;\n", i8,
+                   PRODUCT(rpk, lit(B), H, H, "rh[0]", lit(H), "r2", "0, 0, 0", "gq[0]"));
+        body = (Buf){0};
+        buf_printf(&body, "%sfloat gh = xp[%s + j] + gq[b][j];\n", i16, lit(2 * H));
+        apply(&body, i16, &act[1], "gh", clip, DT_FLOAT);
+        buf_printf(&body, "%sh[b][j] = %s;\n", i16,
+                   sum2(DT_FLOAT, "(1 - z[b][j])", "gh", "z[b][j]", "h[b][j]"));
+    } else {
+        GATE("gv", 0);
+        apply(&body, i16, &act[0], "gv", clip, DT_FLOAT);
+        buf_printf(&body, "%sh[b][j] = gv;\n", i16);
+    }
+    ROWS(&cell, yzero ? yzero : "");
+    buf_printf(&cell, "%s%s%s}\n%s}\n", body.p, ystore ? ystore : "", i12, i8);
+#undef GATE
+#undef ROWS
+#undef LOOP
+#undef ACT
+
+    Buf doc = {0};
+    buf_printf(&doc, "%s float, direction %d (%s): seq %lld, batch %lld, input %lld, hidden %lld, "
+               "layout %d; inputs projected %lld step(s) at a time", n->op, d + 1,
+               reverse ? "reverse" : "forward", (long long)S, (long long)B, (long long)I,
+               (long long)H, ri->layout, (long long)TC);
+    for (int k = 0; k < ri->nact; k++)
+        buf_printf(&doc, "%s%s", k ? ", " : "; activations ", act[k].name);
+    if (clip > 0)
+        buf_printf(&doc, "; clip %g", clip);
+    if (peep)
+        buf_puts(&doc, "; peepholes");
+    if (lbr)
+        buf_puts(&doc, "; linear before reset");
+    buf_printf(&doc, "; W %s, R %s", wpk ? "packed" : "read in place", rpk ? "packed" : "read in place");
+    return kernel(e, n, "rnn_f32", "DOC", doc.p, "PARAMS", params, "XW", lit(TC * B * N),
+        "BATCH", lit(B), "NR", lit(NR), "H", lit(H), "STATE", state.p ? state.p : "",
+        "PROLOGUE", pro ? pro : "", "INIT", init.p, "SEQ", lit(S), "TC", lit(TC), "LEN", len,
+        "LO", reverse ? strf("len - s - %s > 0 ? len - s - %s : 0", lit(TC), lit(TC)) : "s",
+        "HI", reverse ? "len - s" : strf("s + %s < len ? s + %s : len", lit(TC), lit(TC)),
+        "PROJECT", project, "RECUR", recur, "CELL", cell.p, "EPILOGUE", epi ? epi : "", NULL);
+#undef PRODUCT
 }
 
 static void rnn_emit(Emit *e, Node *n)
@@ -271,7 +523,7 @@ static void rnn_emit(Emit *e, Node *n)
         runtime_lens = 1;
     }
 
-    const char *dot = t == DT_FLOAT16 ? "mlbc_dot_h" : t == DT_DOUBLE ? "mlbc_dot_d" : "mlbc_dot_f";
+    const char *dot = t == DT_FLOAT16 ? "mlbc_dot_h" : "mlbc_dot_d";  /* float: emit_f32 */
 
     for (int d = 0; d < D; d++) {
         int reverse = !strcmp(dir, "reverse") || d == 1;
@@ -279,8 +531,20 @@ static void rnn_emit(Emit *e, Node *n)
         Buf params = {0}, call = {0}, pro = {0}, epi = {0}, yzero = {0}, ystore = {0};
         buf_printf(&params, "const %s *restrict x, const %s *restrict w, const %s *restrict r", T,
                    T, T);
-        buf_printf(&call, "%s, %s, %s", ref(e, x), at_off(ref(e, w), d * G * H * I),
-                   at_off(ref(e, r), d * G * H * H));
+        if (t == DT_FLOAT) {
+            /* W and R as the products read them: packed when constant (GRU without
+             * linear_before_reset: R's z, r rows and its h rows apart, in r and r2). */
+            int split = G == 3 && !lbr;
+            buf_printf(&call, "%s, %s, %s", ref(e, x), pack_or_ref(e, n, w, d, 0, G * H, I),
+                       pack_or_ref(e, n, r, d, 0, split ? 2 * H : G * H, H));
+            if (split) {
+                buf_puts(&params, ", const float *restrict r2");
+                buf_printf(&call, ", %s", pack_or_ref(e, n, r, d, 2 * H, H, H));
+            }
+        } else {
+            buf_printf(&call, "%s, %s, %s", ref(e, x), at_off(ref(e, w), d * G * H * I),
+                       at_off(ref(e, r), d * G * H * H));
+        }
         const char *i8 = "        ", *i16 = "                ";
         /* Bias: W and R biases summed (GRU with linear_before_reset keeps R's h bias apart). */
         if (bias) {
@@ -298,7 +562,8 @@ static void rnn_emit(Emit *e, Node *n)
                 buf_printf(&pro, "    }\n");
             }
         } else {
-            buf_printf(&pro, "    for (j = 0; j < %s; j++)\n%sbias[j] = 0;\n", lit(G * H), i8);
+            if (t != DT_FLOAT)  /* the float products take no bias then */
+                buf_printf(&pro, "    for (j = 0; j < %s; j++)\n%sbias[j] = 0;\n", lit(G * H), i8);
             if (lbr)
                 buf_printf(&pro, "    for (j = 0; j < %s; j++)\n%srbh[j] = 0;\n", lit(H), i8);
         }
@@ -341,7 +606,8 @@ static void rnn_emit(Emit *e, Node *n)
             buf_printf(&call, ", %s", ref(e, y));
             buf_printf(&yzero, "%sfor (j = 0; j < %s; j++)\n%s    y[%s + j] = %s;\n", i16,
                        lit(H), i16, YROW("s"), store_as(t, at, "0"));
-            buf_printf(&ystore, "%sy[%s + j] = %s;\n", i16, YROW("t"), store_as(t, at, "hn[j]"));
+            buf_printf(&ystore, "%sy[%s + j] = %s;\n", i16, YROW("t"),
+                       store_as(t, at, t == DT_FLOAT ? "h[b][j]" : "hn[j]"));
         }
         if (yh || yc) {
             buf_printf(&epi, "    for (b = 0; b < %s; b++)\n", lit(B));
@@ -359,29 +625,38 @@ static void rnn_emit(Emit *e, Node *n)
             buf_printf(&epi, "%s}\n", i8);
         }
 #undef YROW
+        if (t == DT_FLOAT) {
+            const char *fn = emit_f32(e, n, &ri, d, reverse, act, clip, params.p, pro.p, epi.p,
+                                      yzero.p, ystore.p, h0e, c0e, len, bias != NULL, p != NULL);
+            if (runtime_lens)
+                check(e, strf("%s(%s) == 0", fn, call.p), strf("%s: sequence_lens out of range", n->op));
+            else
+                stmt(e, "%s(%s);", fn, call.p);
+            continue;
+        }
 
         /* The cell. */
         Buf gates = {0};
-        const char *tmpl, *rh = "", *decl = "";
+        const char *tmpl, *gh = "", *decl = "";
         Buf zr = {0}, hgate = {0};
         if (G == 4) {
             tmpl = "rnn_lstm";
             if (p)
-                buf_printf(&gates, "%sgi += %s * cp;\n", i16, load_elem(t, "p[j]"));
+                buf_printf(&gates, "%sgi = %s;\n", i16, madd(at, load_elem(t, "p[j]"), "cp", "gi"));
             apply(&gates, i16, &act[0], "gi", clip, at);
             if (input_forget) {
                 buf_printf(&gates, "%sgf = 1 - gi;\n", i16);
             } else {
                 if (p)
-                    buf_printf(&gates, "%sgf += %s * cp;\n", i16,
-                               load_elem(t, strf("p[%s + j]", lit(2 * H))));
+                    buf_printf(&gates, "%sgf = %s;\n", i16,
+                               madd(at, load_elem(t, strf("p[%s + j]", lit(2 * H))), "cp", "gf"));
                 apply(&gates, i16, &act[0], "gf", clip, at);
             }
             apply(&gates, i16, &act[1], "gc", clip, at);
-            buf_printf(&gates, "%scn = gf * cp + gi * gc;\n", i16);
+            buf_printf(&gates, "%scn = %s;\n", i16, sum2(at, "gf", "cp", "gi", "gc"));
             if (p)
-                buf_printf(&gates, "%sgo += %s * cn;\n", i16,
-                           load_elem(t, strf("p[%s + j]", lit(H))));
+                buf_printf(&gates, "%sgo = %s;\n", i16,
+                           madd(at, load_elem(t, strf("p[%s + j]", lit(H))), "cn", "go"));
             apply(&gates, i16, &act[0], "go", clip, at);
             buf_printf(&gates, "%shn[j] = go * (%s);\n", i16, act_expr(&act[2], "cn", at));
         } else if (G == 3) {
@@ -389,14 +664,18 @@ static void rnn_emit(Emit *e, Node *n)
             apply(&zr, i16, &act[0], "gz", clip, at);
             apply(&zr, i16, &act[0], "gr", clip, at);
             buf_printf(&zr, "%sz[j] = gz;\n", i16);
+            const char *xdot = strf("bias[%s + j] + %s(w + (%s + j) * %s, xv, %s)", lit(2 * H), dot,
+                                    lit(2 * H), lit(I), lit(I));
             if (lbr) {
-                decl = strf(", rbh[%s]", lit(H));
-                buf_printf(&zr, "%srh[j] = gr * (%s(r + (%s + j) * %s, h[b], %s) + rbh[j]);\n",
-                           i16, dot, lit(2 * H), lit(H), lit(H));
-                rh = "rh[j]";
+                decl = strf(", rbh[%s], rr[%s]", lit(H), lit(H));
+                buf_printf(&zr, "%srr[j] = gr;\n", i16);
+                buf_printf(&zr, "%srh[j] = %s(r + (%s + j) * %s, h[b], %s) + rbh[j];\n", i16, dot,
+                           lit(2 * H), lit(H), lit(H));
+                gh = madd(at, "rr[j]", "rh[j]", xdot);
             } else {
                 buf_printf(&zr, "%srh[j] = gr * h[b][j];\n", i16);
-                rh = strf("%s(r + (%s + j) * %s, rh, %s)", dot, lit(2 * H), lit(H), lit(H));
+                gh = strf("%s + %s(r + (%s + j) * %s, rh, %s)", xdot, dot, lit(2 * H), lit(H),
+                          lit(H));
             }
             apply(&hgate, i16, &act[1], "gh", clip, at);
         } else {
@@ -427,7 +706,8 @@ static void rnn_emit(Emit *e, Node *n)
             "TIME", reverse ? "len - 1 - s" : "s", "XLOAD", load_elem(t, strf("x[%s + i]", xrow)),
             "YZERO", yzero.p ? yzero.p : "", "YSTORE", ystore.p ? ystore.p : "",
             "GATES", gates.p ? gates.p : "", "ZR", zr.p ? zr.p : "",
-            "HGATE", hgate.p ? hgate.p : "", "RH", rh, "DECL", decl, NULL);
+            "HGATE", hgate.p ? hgate.p : "", "GH", gh, "DECL", decl,
+            "BLEND", sum2(at, "(1 - z[j])", "gh", "z[j]", "h[b][j]"), NULL);
         if (runtime_lens)
             check(e, strf("%s(%s) == 0", fn, call.p), strf("%s: sequence_lens out of range", n->op));
         else

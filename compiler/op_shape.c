@@ -613,13 +613,14 @@ static int range_fold(Node *n)
         return 0;
     for (int64_t i = 0; i < numel(y); i++) {
         switch (y->dt) {
-        case DT_FLOAT: {
+        case DT_FLOAT: {    /* as the kernel: mlbc_maddf((float)i, d, s) */
             float s = (float)value_get_f(n->in[0], 0), d = (float)value_get_f(n->in[2], 0);
-            ((float *)y->data)[i] = s + (float)i * d;
+            ((float *)y->data)[i] = (float)((double)(float)i * d + s);
             break;
         }
-        case DT_DOUBLE:
-            ((double *)y->data)[i] = value_get_f(n->in[0], 0) + (double)i * value_get_f(n->in[2], 0);
+        case DT_DOUBLE:     /* mlbc_madd((double)i, d, s) */
+            ((double *)y->data)[i] = fma((double)i, value_get_f(n->in[2], 0),
+                                         value_get_f(n->in[0], 0));
             break;
         default:
             value_set_i(y, i, (int64_t)((uint64_t)value_get_i(n->in[0], 0) +
@@ -643,8 +644,9 @@ static void range_emit(Emit *e, Node *n)
                    "    }\n",
                    numel(y) ? strf("c != %lld.0", (long long)numel(y)) : "c > 0 || c != c");
     const char *why = strf("Range: %s", dims_doc(y));
-    const char *fn = kernel(e, n, "shape_range", "DOC", why, "T", dtype_ctype(y->dt),
-                            "N", lit(numel(y)), "CHECK", chk, NULL);
+    const char *T = dtype_ctype(y->dt);
+    const char *fn = kernel(e, n, "shape_range", "DOC", why, "T", T, "N", lit(numel(y)),
+                            "CHECK", chk, "VALUE", madd(y->dt, strf("(%s)i", T), "d", "s"), NULL);
     const char *call = strf("%s(%s, %s, %s, %s)", fn, ref(e, n->in[0]), ref(e, n->in[1]),
                             ref(e, n->in[2]), ref(e, y));
     if (dyn)

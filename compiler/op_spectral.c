@@ -123,8 +123,10 @@ static void dft_emit(Emit *e, Node *n)
         "YS", lit(inner * 2), "BINS", lit(bins),
         "LOADR", strf("(double)%s", load_elem(x->dt, xn)),
         "LOADI", xi ? strf("(double)%s", load_elem(x->dt, xi)) : "0.0",
-        "RE", inverse ? "xr[n] * cs[m] - xi[n] * sn[m]" : "xr[n] * cs[m] + xi[n] * sn[m]",
-        "IM", inverse ? "xi[n] * cs[m] + xr[n] * sn[m]" : "xi[n] * cs[m] - xr[n] * sn[m]",
+        /* re += xr cs -+ xi sn, im += xi cs +- xr sn, in double with explicit fused
+         * multiply-adds (contraction-proof) */
+        "RE", strf("mlbc_madd(xr[n], cs[m], mlbc_madd(%sxi[n], sn[m], re))", inverse ? "-" : ""),
+        "IM", strf("mlbc_madd(xi[n], cs[m], mlbc_madd(%sxr[n], sn[m], im))", inverse ? "" : "-"),
         "STORERE", store_elem(x->dt, strf("re%s", scale)),
         "STOREIM", store_elem(x->dt, strf("im%s", scale)), NULL);
     if (rt)
@@ -204,16 +206,15 @@ static int mel_fold(Node *n)
     double lo = value_get_f(n->in[3], 0), hi = value_get_f(n->in[4], 0), lo_mel, step;
     if (n->in[3]->dt == DT_DOUBLE) {
         lo_mel = 2595.0 * log10(1.0 + lo / 700.0);
-        step = (2595.0 * log10(1.0 + hi / 700.0) - lo_mel) / (double)(M + 2);
+        step = fma(2595.0, log10(1.0 + hi / 700.0), -lo_mel) / (double)(M + 2);
     } else {
         float l = 2595.0f * log10f(1.0f + (float)lo / 700.0f);
-        float h = 2595.0f * log10f(1.0f + (float)hi / 700.0f);
         lo_mel = l;
-        step = (float)((h - l) / (float)(M + 2));
+        step = fmaf(2595.0f, log10f(1.0f + (float)hi / 700.0f), -l) / (float)(M + 2);
     }
     int64_t *fb = xalloc(sizeof(int64_t) * (size_t)(M + 2));
     for (int64_t i = 0; i < M + 2; i++) {
-        double hz = 700 * (pow(10.0, ((double)i * step + lo_mel) / 2595) - 1);
+        double hz = 700 * (pow(10.0, fma((double)i, step, lo_mel) / 2595) - 1);
         fb[i] = (int64_t)floor((dl + 1) * hz / sr);
     }
     for (int64_t i = 0; i < M; i++) {
@@ -239,14 +240,13 @@ static void mel_emit(Emit *e, Node *n)
     DType ft = lo->dt;
     int dbl = ft == DT_DOUBLE;
     const char *ct = dbl ? "double" : "float";
-    const char *tomel = dbl ? "2595.0 * log10(1.0 + %s / 700.0)"
-                            : "2595.0f * log10f(1.0f + %s / 700.0f)";
+    const char *tolog = dbl ? "log10(1.0 + %s / 700.0)" : "log10f(1.0f + %s / 700.0f)";
     const char *fn = kernel(e, n, "spectral_mel",
         "DOC", strf("MelWeightMatrix %s -> %s", dtype_name(y->dt), shape_str(y)),
         "IT", dtype_ctype(n->in[0]->dt), "FT", dtype_ctype(ft), "T", dtype_ctype(y->dt),
         "CT", ct, "M", lit(y->dim[1]), "NB", lit(y->dim[0]), "NY", lit(numel(y)),
-        "TOMEL_LO", strf(tomel, load_elem(ft, "lower_edge[0]")),
-        "TOMEL_HI", strf(tomel, load_elem(ft, "upper_edge[0]")),
+        "LOG_LO", strf(tolog, load_elem(ft, "lower_edge[0]")),
+        "LOG_HI", strf(tolog, load_elem(ft, "upper_edge[0]")), "FMA", dbl ? "fma" : "fmaf",
         "ONE", store_elem(y->dt, "1.0"),
         "STORE_UP", store_elem(y->dt, "(double)(j - left) / (double)(centre - left)"),
         "STORE_DOWN", store_elem(y->dt, "(double)(right - j) / (double)(right - centre)"), NULL);

@@ -429,6 +429,20 @@ void buf_float_lit(Buf *b, double x, DType calc)
     }
 }
 
+const char *madd(DType calc, const char *a, const char *b, const char *c)
+{
+    if (calc == DT_FLOAT || calc == DT_DOUBLE)
+        return strf("mlbc_madd%s(%s, %s, %s)", calc == DT_FLOAT ? "f" : "", a, b, c);
+    return strf("%s * %s + %s", a, b, c);
+}
+
+const char *fused(DType calc, const char *a, const char *b, const char *c)
+{
+    if (calc == DT_FLOAT || calc == DT_DOUBLE)
+        return strf("fma%s(%s, %s, %s)", calc == DT_FLOAT ? "f" : "", a, b, c);
+    return strf("%s * %s + %s", a, b, c);
+}
+
 const char *float_lit(double x, DType calc)
 {
     Buf b = {0};

@@ -5,6 +5,7 @@
 // where taps that fall in the padding are skipped (they contribute zero). w[l] is the W
 // expression: a panel packed at compile time (w[tap * L + l], lanes contiguous) or W itself.
 // Summation order, fixed: one sum per lane over c, then kd, kh, kw ascending; then the bias.
+// MAC is acc[l] + x0 * w[l], for floats an explicit fused multiply-add (fmaf / fma).
 // The lane loops are unit-stride over packed weights, so gcc -O2 vectorises them.
 /* ${DOC} */
 static void ${FN}(${PARAMS})
@@ -34,7 +35,7 @@ static void ${FN}(${PARAMS})
                                     continue;
                                 x0 = ${LX0};
                                 for (l = 0; l < ${L}; l++)
-                                    acc[l] += x0 * ${LW};
+                                    acc[l] = ${MAC};
                             }
                         }
                     }

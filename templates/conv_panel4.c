@@ -3,7 +3,8 @@
 // tap. A tap of a position that falls in the padding reads x as 0 (the zero padding itself).
 //     y[l][o] = sum over c, kd, kh, kw of x_padded[c][o * s - pad + k * dil] * w[l][c][k]  (+ bias[l])
 // Summation order, fixed: one sum per output over c, then kd, kh, kw ascending; then the
-// bias. Rows (kd, kh) entirely in the padding are skipped: they add exact zeros.
+// bias. Rows (kd, kh) entirely in the padding are skipped: they add exact zeros. MACj is
+// aj[l] + xj * w[l], for floats an explicit fused multiply-add (fmaf / fma).
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
@@ -32,13 +33,13 @@ static void ${FN}(${PARAMS})
                                 const ${CT} x2 = iw + ${SW2} >= 0 && iw + ${SW2} < ${IW} ? ${LX2} : 0;
                                 const ${CT} x3 = iw + ${SW3} >= 0 && iw + ${SW3} < ${IW} ? ${LX3} : 0;
                                 for (l = 0; l < ${L}; l++)
-                                    a0[l] += x0 * ${LW};
+                                    a0[l] = ${MAC0};
                                 for (l = 0; l < ${L}; l++)
-                                    a1[l] += x1 * ${LW};
+                                    a1[l] = ${MAC1};
                                 for (l = 0; l < ${L}; l++)
-                                    a2[l] += x2 * ${LW};
+                                    a2[l] = ${MAC2};
                                 for (l = 0; l < ${L}; l++)
-                                    a3[l] += x3 * ${LW};
+                                    a3[l] = ${MAC3};
                             }
                         }
                     }

@@ -2,6 +2,7 @@
 // tap with o = i * stride - pad + k * dil, i.e. i = (o + pad - k * dil) / stride when that
 // divides exactly and lies inside the input. Spatial dimensions are padded to three.
 // Summation order, fixed: one sum per output over c, then kd, kh, kw ascending; then bias.
+// MAC is s + x * w, for floats an explicit fused multiply-add (fmaf / fma).
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
@@ -26,7 +27,7 @@ static void ${FN}(${PARAMS})
                                             const long tw = ow + ${PW} - kw * ${DW}, iw = tw / ${SW};
                                             if (tw < 0 || tw % ${SW} != 0 || iw >= ${IW})
                                                 continue;
-                                            s += ${LX} * ${LW};
+                                            s = ${MAC};
                                         }
                                     }
                                 }

@@ -3,9 +3,10 @@
 // number (a stable merge sort); a box is selected unless its IoU with a box already selected
 // for (b, c) exceeds the IoU threshold, until max_output_boxes_per_class are selected.
 // Boxes are corners [y1, x1, y2, x2] in any order (CENTER 0) or [x, y, w, h] (CENTER 1);
-// the IoU test is ONNX Runtime's, in float. Rows (b, c, box) are stored in batch, class,
-// selection order. Exactly K rows must result (the output's static size): otherwise the
-// kernel returns 1 (and never writes beyond row K).
+// the IoU test is ONNX Runtime's, in float, except that the union is formed in double from
+// the exact products (so that contraction cannot change it). Rows (b, c, box) are stored
+// in batch, class, selection order. Exactly K rows must result (the output's static size):
+// otherwise the kernel returns 1 (and never writes beyond row K).
 /* ${DOC} */
 static void ${FN}_extent(const float *restrict box, float *restrict e)
 {
@@ -13,7 +14,7 @@ ${EXTENT}}
 
 static int ${FN}_suppress(const float *restrict a, const float *restrict b, float thr)
 {
-    float ea[4], eb[4], ix0, ix1, iy0, iy1, inter, area_a, area_b, uni;
+    float ea[4], eb[4], ix0, ix1, iy0, iy1, inter, wa, ha, wb, hb, uni;
     ${FN}_extent(a, ea);
     ${FN}_extent(b, eb);
     ix0 = ea[0] > eb[0] ? ea[0] : eb[0];
@@ -27,10 +28,14 @@ static int ${FN}_suppress(const float *restrict a, const float *restrict b, floa
     inter = (ix1 - ix0) * (iy1 - iy0);
     if (inter <= 0.0f)
         return 0;
-    area_a = (ea[1] - ea[0]) * (ea[3] - ea[2]);
-    area_b = (eb[1] - eb[0]) * (eb[3] - eb[2]);
-    uni = area_a + area_b - inter;
-    if (area_a <= 0.0f || area_b <= 0.0f || uni <= 0.0f)
+    wa = ea[1] - ea[0];
+    ha = ea[3] - ea[2];
+    wb = eb[1] - eb[0];
+    hb = eb[3] - eb[2];
+    /* area_a + area_b - inter from the products, exact in double, with fused multiply-adds */
+    uni = (float)mlbc_madd(-(double)(ix1 - ix0), iy1 - iy0,
+                           mlbc_madd((double)wa, ha, (double)wb * hb));
+    if (wa * ha <= 0.0f || wb * hb <= 0.0f || uni <= 0.0f)
         return 0;
     return inter / uni > thr;
 }

@@ -3,7 +3,8 @@
 // bilinear samples (${GRID}) at the sub-bin centres, as ONNX Runtime computes it in ${T}:
 // samples outside [-1, size] count as 0 and the max mode takes the max of the four weighted
 // corners. Samples are visited row by row and the channels are accumulated together.
-// Returns 1 before writing anything if a batch index is out of range.
+// Returns 1 before writing anything if a batch index is out of range. Products that are
+// added go through MADD / the fused multiply-adds of ACCUM (contraction-proof).
 /* ${DOC} */
 static int ${FN}(const ${T} *restrict x, const ${T} *restrict rois, const ${IT} *restrict bi,
                  ${T} *restrict y)
@@ -14,8 +15,10 @@ static int ${FN}(const ${T} *restrict x, const ${T} *restrict rois, const ${IT} 
             return 1;
     for (r = 0; r < ${R}; r++) {
         const ${T} *xb = x + (long)bi[r] * ${CHW};
-        const ${T} x1 = rois[r * 4] * ${SCALE} - ${OFFSET}, y1 = rois[r * 4 + 1] * ${SCALE} - ${OFFSET};
-        const ${T} x2 = rois[r * 4 + 2] * ${SCALE} - ${OFFSET}, y2 = rois[r * 4 + 3] * ${SCALE} - ${OFFSET};
+        const ${T} x1 = ${MADD}(rois[r * 4], ${SCALE}, -${OFFSET});
+        const ${T} y1 = ${MADD}(rois[r * 4 + 1], ${SCALE}, -${OFFSET});
+        const ${T} x2 = ${MADD}(rois[r * 4 + 2], ${SCALE}, -${OFFSET});
+        const ${T} y2 = ${MADD}(rois[r * 4 + 3], ${SCALE}, -${OFFSET});
         ${T} rw = x2 - x1, rh = y2 - y1;
 ${CLAMP}        const ${T} bh = rh / ${PH}, bw = rw / ${PW};
         const long gh = ${GH}, gw = ${GW};
@@ -26,9 +29,9 @@ ${COUNT}        ${T} *yr = y + r * ${C} * ${PHW};
                 for (c = 0; c < ${C}; c++)
                     yo[c * ${PHW}] = 0;
                 for (iy = 0; iy < gh; iy++) {
-                    const ${T} yy = y1 + (${T})ph * bh + ((${T})iy + (${T})0.5) * bh / (${T})gh;
+                    const ${T} yy = ${MADD}((${T})ph, bh, y1) + ((${T})iy + (${T})0.5) * bh / (${T})gh;
                     for (ix = 0; ix < gw; ix++) {
-                        const ${T} xx = x1 + (${T})pw * bw + ((${T})ix + (${T})0.5) * bw / (${T})gw;
+                        const ${T} xx = ${MADD}((${T})pw, bw, x1) + ((${T})ix + (${T})0.5) * bw / (${T})gw;
                         ${T} sy = yy, sx = xx, w1 = 0, w2 = 0, w3 = 0, w4 = 0;
                         long p1 = 0, p2 = 0, p3 = 0, p4 = 0;
                         if (!(sy < -1 || sy > ${H} || sx < -1 || sx > ${W})) {

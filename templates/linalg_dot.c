@@ -12,10 +12,10 @@ static void ${FN}(${PARAMS})
         ${CT} acc[8] = {0}, s;
         for (k = 0; k < ${K8}; k += 8)
             for (j = 0; j < 8; j++)
-                acc[j] += ${AJ} * ${BJ};
+                acc[j] = ${MACJ};
         s = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
         for (; k < ${K}; k++)
-            s += ${AK} * ${BK};
+            s = ${MACK};
         y[n] = ${STORE};
     }
 }

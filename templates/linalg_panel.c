@@ -7,6 +7,8 @@
 //     s = (c_0[l] + c_2[l]) + (c_1[l] + c_3[l]).
 // Each lane is its own sum, so the unit-stride lane loops vectorise at gcc/clang -O2 without
 // any reassociation (no -ffast-math): a[k] is broadcast, eight columns advance together.
+// Each multiply-add is an explicit fmaf/fma (the same bits on every path). Plain float
+// products take the vectorised FMA kernels (gemm_f32.c) instead.
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
@@ -18,18 +20,18 @@ static void ${FN}(${PARAMS})
         const ${CT} a2 = ${A2};
         const ${CT} a3 = ${A3};
         for (l = 0; l < ${L}; l++)
-            c0[l] += a0 * ${W0};
+            c0[l] = ${MAC0};
         for (l = 0; l < ${L}; l++)
-            c1[l] += a1 * ${W1};
+            c1[l] = ${MAC1};
         for (l = 0; l < ${L}; l++)
-            c2[l] += a2 * ${W2};
+            c2[l] = ${MAC2};
         for (l = 0; l < ${L}; l++)
-            c3[l] += a3 * ${W3};
+            c3[l] = ${MAC3};
     }
     for (; k < ${K}; k++) {
         const ${CT} a0 = ${AK};
         for (l = 0; l < ${L}; l++)
-            c0[l] += a0 * ${WK};
+            c0[l] = ${MACK};
     }
     for (l = 0; l < ${LS}; l++) {
         const ${CT} s = (c0[l] + c2[l]) + (c1[l] + c3[l]);

@@ -4,8 +4,9 @@
 // NegativeLogLikelihoodLoss of log_prob. Positions are taken in blocks of up to B so that
 // the loops over classes walk x with unit stride. Every label must be a class in [0, C) or
 // ignore_index, otherwise the kernel returns 1 before it writes anything. A reduced loss is
-// summed in double in sample order (n, d); the mean divides by the sum of the applied
-// weights (ignored samples weigh 0), as the ONNX reference does.
+// summed in double in sample order (n, d), each step a fused multiply-add (contraction-proof);
+// the mean divides by the sum of the applied weights (ignored samples weigh 0), as the ONNX
+// reference does.
 // Keys as in loss_nll, plus SFX (libm suffix), B (block), LPPARAM/LOGPROB (log_prob output).
 /* ${DOC} */
 static int ${FN}(const ${T} *restrict x, const ${IT} *restrict t${WPARAM}, ${T} *restrict y${LPPARAM})
@@ -41,7 +42,7 @@ ${LOGPROB}            for (j = 0; j < nb; j++) {
                 const int64_t k = (int64_t)t[s];
 ${SKIP}                {
                     const ${CT} wc = ${WC};
-                    const ${CT} loss = -(${LD}(xb[(long)k * ${D} + j]) - lse[j]) * wc;
+                    const ${CT} xk = ${LD}(xb[(long)k * ${D} + j]) - lse[j];  /* log_prob */
 ${ACCUM}                }
             }
         }

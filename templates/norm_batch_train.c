@@ -33,11 +33,11 @@ static void ${FN}(const ${TX} *restrict x, const ${TS} *restrict scale, const ${
             for (i = 0; i < ${SM}; i += ${L})
                 for (j = 0; j < ${L}; j++) {
                     const ${CT} d = ${LOADIJ} - bm;
-                    acc[j] += d * d;
+                    acc[j] = ${SQJ};
                 }
             for (i = ${SM}; i < ${S}; i++) {
                 const ${CT} d = ${LOADI} - bm;
-                acc[0] += d * d;
+                acc[0] = ${SQ0};
             }
         }
         for (w = ${L} / 2; w > 0; w /= 2)

@@ -18,7 +18,7 @@ static void ${FN}(const ${TX} *restrict x, ${TX} *restrict y)
                     const ${TX} *restrict xr = x + (n * ${C} + cc) * ${S} + s0;
                     for (j = 0; j < ns; j++) {
                         const ${CT} v = ${LOADR};
-                        acc[j] += v * v;
+                        acc[j] = ${SQJ};
                     }
                 }
                 for (j = 0; j < ns; j++)

@@ -1,7 +1,8 @@
 // ${OP} along an axis with inner stride: x viewed as [A][K][B], normalised over K for each
 // (a, b). Numerically stable (the maximum is subtracted before exp). Columns go in chunks
 // of CH with their maxima and sums in local arrays; the sums run over k in order, so
-// results are deterministic, and the inner loops are unit-stride over b.
+// results are deterministic, and the inner loops are unit-stride over b. PRE (float) parks
+// x - max in y and exponentiates it there with mlbc_vexp_f32; EXP is then y's value.
 /* ${DOC} */
 static void ${FN}(const ${TX} *restrict x, ${TY} *restrict y)
 {
@@ -19,9 +20,9 @@ static void ${FN}(const ${TX} *restrict x, ${TY} *restrict y)
             for (k = 0; k < ${K}; k++)
                 for (j = 0; j < nb; j++)
                     m[j] = fmax_nan(m[j], ${LOAD});
-            for (k = 0; k < ${K}; k++)
+${PRE}            for (k = 0; k < ${K}; k++)
                 for (j = 0; j < nb; j++) {
-                    const ${C} e = exp${SFX}(${LOAD} - m[j]);
+                    const ${C} e = ${EXP};
 ${STOREE}                    s[j] += e;
                 }
             for (j = 0; j < nb; j++)

@@ -2,7 +2,7 @@
 // (TAPS, at run time: scales and roi may be inputs), then each output element is the
 // weighted sum of its taps (LOOPS). Axes kept as they are read straight through; nested
 // tap sums go from the first resized axis (outermost) to the last, as in the ONNX
-// reference, with one accumulator per axis.
+// reference, with one accumulator per axis, each step an explicit fused multiply-add.
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {

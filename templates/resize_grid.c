@@ -3,7 +3,8 @@
 // MODE 0 nearest (round half to even) / 1 bilinear / 2 bicubic (A = -0.75), padding
 // PAD 0 zeros (taps outside read 0) / 1 border (clamp) / 2 reflection. For nearest and
 // bilinear the padding applies to the point; for bicubic to each tap, as PyTorch does.
-// Computed in double; the taps are summed row by row.
+// Computed in double; the taps are summed row by row. Every product that is added goes
+// through mlbc_madd (a fused multiply-add), so contraction cannot change the result.
 /* ${DOC} */
 static double ${FN}_coord(double v, long size)
 {
@@ -36,11 +37,13 @@ static double ${FN}_at(const ${T} *restrict img, long x, long y)
 
 static void ${FN}_cubic(double t, double *c)
 {
-    const double A = -0.75;
-    c[0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
-    c[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
-    c[2] = ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1;
-    c[3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
+    /* A = -0.75: ((A d - 5A) d + 8A) d - 4A for |d| in [1, 2], ((A + 2) d - (A + 3)) d d + 1
+     * below 1 */
+    const double d0 = t + 1, d1 = t, d2 = 1 - t, d3 = 2 - t;
+    c[0] = mlbc_madd(mlbc_madd(mlbc_madd(-0.75, d0, 3.75), d0, -6.0), d0, 3.0);
+    c[1] = mlbc_madd(mlbc_madd(1.25, d1, -2.25) * d1, d1, 1.0);
+    c[2] = mlbc_madd(mlbc_madd(1.25, d2, -2.25) * d2, d2, 1.0);
+    c[3] = mlbc_madd(mlbc_madd(mlbc_madd(-0.75, d3, 3.75), d3, -6.0), d3, 3.0);
 }
 
 static void ${FN}(const ${T} *restrict x, const ${T} *restrict grid, ${T} *restrict y)
@@ -49,8 +52,9 @@ static void ${FN}(const ${T} *restrict x, const ${T} *restrict grid, ${T} *restr
         for (long p = 0; p < ${HW}; p++) {
             const double gx = (double)grid[(n * ${HW} + p) * 2];
             const double gy = (double)grid[(n * ${HW} + p) * 2 + 1];
-            double ix = ${ALIGN} ? (gx + 1) / 2 * (${W} - 1) : ((gx + 1) * ${W} - 1) / 2;
-            double iy = ${ALIGN} ? (gy + 1) / 2 * (${H} - 1) : ((gy + 1) * ${H} - 1) / 2;
+            /* ((g + 1) size - 1) / 2, the halving folded into the fused multiply-add */
+            double ix = ${ALIGN} ? (gx + 1) / 2 * (${W} - 1) : mlbc_madd(gx + 1, ${W} / 2.0, -0.5);
+            double iy = ${ALIGN} ? (gy + 1) / 2 * (${H} - 1) : mlbc_madd(gy + 1, ${H} / 2.0, -0.5);
             if (${MODE} != 2) {
                 ix = ${FN}_coord(ix, ${W});
                 iy = ${FN}_coord(iy, ${H});
@@ -66,8 +70,11 @@ static void ${FN}(const ${T} *restrict x, const ${T} *restrict grid, ${T} *restr
                 } else if (${MODE} == 1) {
                     const double fx = floor(ix), fy = floor(iy), tx = ix - fx, ty = iy - fy;
                     const long x0 = (long)fx, y0 = (long)fy;
-                    v = (1 - ty) * ((1 - tx) * ${FN}_at(img, x0, y0) + tx * ${FN}_at(img, x0 + 1, y0)) +
-                        ty * ((1 - tx) * ${FN}_at(img, x0, y0 + 1) + tx * ${FN}_at(img, x0 + 1, y0 + 1));
+                    const double r0 = mlbc_madd(1 - tx, ${FN}_at(img, x0, y0),
+                                                tx * ${FN}_at(img, x0 + 1, y0));
+                    const double r1 = mlbc_madd(1 - tx, ${FN}_at(img, x0, y0 + 1),
+                                                tx * ${FN}_at(img, x0 + 1, y0 + 1));
+                    v = mlbc_madd(1 - ty, r0, ty * r1);
                 } else {
                     const double fx = floor(ix), fy = floor(iy);
                     const long x0 = (long)fx - 1, y0 = (long)fy - 1;
@@ -78,8 +85,8 @@ static void ${FN}(const ${T} *restrict x, const ${T} *restrict grid, ${T} *restr
                     for (int j = 0; j < 4; j++) {
                         double row = 0;
                         for (int i = 0; i < 4; i++)
-                            row += cx[i] * ${FN}_at(img, x0 + i, y0 + j);
-                        v += cy[j] * row;
+                            row = mlbc_madd(cx[i], ${FN}_at(img, x0 + i, y0 + j), row);
+                        v = mlbc_madd(cy[j], row, v);
                     }
                 }
                 y[(n * ${C} + c) * ${HW} + p] = (${T})v;

@@ -1,7 +1,8 @@
-// GRU, one direction. Rows of W and R: gate z [0,H), r [H,2H), h [2H,3H). Every gate
-// value is bias + (W row . x_t) + (R row . state), contiguous dot products (helper
-// rnn_dot_*). A first pass computes z and the reset-gated state rh, a second the candidate
-// state (linear_before_reset decides whether R_h multiplies r (.) h or is gated after).
+// GRU, one direction, double or 16-bit floats (float: template rnn_f32). Rows of W and R:
+// gate z [0,H), r [H,2H), h [2H,3H). Every gate value is bias + (W row . x_t) + (R row .
+// state), contiguous dot products (helper rnn_dot_*). A first pass computes z and the
+// reset-gated state rh (with linear_before_reset: r in rr, R_h h + Rb_h in rh), a second
+// the candidate state. Multiply-adds are contraction-proof fragments (mlbc_madd/maddf).
 // Batch entries past their sequence length stop (Y zero there, Y_h keeps the last state).
 // Fragments in capitals come from compiler/op_rnn.c.
 /* ${DOC} */
@@ -27,8 +28,8 @@ ${YZERO}                continue;
                      ${DOT}(r + (${H} + j) * ${H}, h[b], ${H});
 ${ZR}            }
             for (j = 0; j < ${H}; j++) {
-                ${A} gh = bias[2 * ${H} + j] + ${DOT}(w + (2 * ${H} + j) * ${I}, xv, ${I}) + ${RH};
-${HGATE}                hn[j] = (1 - z[j]) * gh + z[j] * h[b][j];
+                ${A} gh = ${GH};
+${HGATE}                hn[j] = ${BLEND};
             }
             for (j = 0; j < ${H}; j++) {
                 h[b][j] = hn[j];

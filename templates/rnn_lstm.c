@@ -1,8 +1,9 @@
-// LSTM, one direction. Rows of W and R: gate i [0,H), o [H,2H), f [2H,3H), c [3H,4H).
+// LSTM, one direction, double or 16-bit floats (float: template rnn_f32). Rows of W and R: gate i [0,H), o [H,2H), f [2H,3H), c [3H,4H).
 // Every gate value is bias + (W row . x_t) + (R row . h_{t-1}), contiguous dot products
 // (helper rnn_dot_*). State h, c lives in the kernel; batch entries past their sequence
 // length stop (Y zero there, Y_h/Y_c keep their last state). Fragments in capitals come
-// from compiler/op_rnn.c: layout-dependent offsets, activations, clip, peepholes.
+// from compiler/op_rnn.c: layout-dependent offsets, activations, clip, peepholes; their
+// multiply-adds are contraction-proof (mlbc_madd/maddf).
 /* ${DOC} */
 static int ${FN}(${PARAMS})
 {

@@ -1,4 +1,4 @@
-// Simple RNN, one direction: h_t = f(bias + (W row . x_t) + (R row . h_{t-1})), contiguous
+// Simple RNN, one direction, double or 16-bit floats (float: template rnn_f32): h_t = f(bias + (W row . x_t) + (R row . h_{t-1})), contiguous
 // dot products (helper rnn_dot_*). Batch entries past their sequence length stop (Y zero
 // there, Y_h keeps the last state). Fragments in capitals come from compiler/op_rnn.c.
 /* ${DOC} */

@@ -30,7 +30,7 @@ static void ${FN}(const ${T} *restrict x, ${T} *restrict y)
             for (long r = c + 1; r < ${M}; r++) {
                 const double f = a[r * ${M} + c] / a[c * ${M} + c];
                 for (long j = c + 1; j < ${M}; j++)
-                    a[r * ${M} + j] -= f * a[c * ${M} + j];
+                    a[r * ${M} + j] = mlbc_madd(-f, a[c * ${M} + j], a[r * ${M} + j]);
             }
         }
         y[b] = ${STORE};

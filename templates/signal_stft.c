@@ -1,6 +1,6 @@
 // STFT: for each batch b and frame f (starting at f * step), the DFT of L samples times the
 // window, bins 0 .. BINS-1: y = sum_n x[n] w[n] e^(-2 pi i k n / L), accumulated in double
-// in n order with a twiddle table. The signal is real (C = 1) or complex (C = 2); y holds
+// in n order with a twiddle table and explicit fused multiply-adds (contraction-proof). The signal is real (C = 1) or complex (C = 2); y holds
 // (re, im) pairs. The run-time frame step must give the F frames of the static shape:
 // returns 0 if it does not (nor a run-time frame_length, FLCHECK, the length L).
 /* ${DOC} */
@@ -26,8 +26,8 @@ ${FLCHECK}    for (long m = 0; m < ${L}; m++) {
                     const long m = k * n % ${L};
                     const double vr = (double)xf[n * ${C}]${WMUL};
                     const double vi = ${VI};
-                    re += vr * cs[m] + vi * sn[m];
-                    im += vi * cs[m] - vr * sn[m];
+                    re = mlbc_madd(vr, cs[m], mlbc_madd(vi, sn[m], re));
+                    im = mlbc_madd(vi, cs[m], mlbc_madd(-vr, sn[m], im));
                 }
                 yf[2 * k] = (${T})re;
                 yf[2 * k + 1] = (${T})im;

@@ -9,7 +9,7 @@ static int ${FN}(const ${ST} *restrict size, ${T} *restrict y)
     (void)size;
 ${CHECK}    for (k = 0; k < ${N}; k++) {
         const double t = ${D} > 0 ? two_pi * (double)k / ${D} : 0.0;
-        const double v = ${A0} - ${A1} * cos(t) + ${A2} * cos(2 * t);
+        const double v = mlbc_madd(${A2}, cos(2 * t), mlbc_madd(-(${A1}), cos(t), ${A0}));
         y[k] = ${STORE};
     }
     return 1;

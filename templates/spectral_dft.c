@@ -24,8 +24,8 @@ ${DLCHECK}    for (m = 0; m < ${L}; m++) {
                 double re = 0, im = 0;
                 m = 0;
                 for (n = 0; n < ${NS}; n++) {
-                    re += ${RE};
-                    im += ${IM};
+                    re = ${RE};
+                    im = ${IM};
                     m += k;
                     if (m >= ${L})
                         m -= ${L};

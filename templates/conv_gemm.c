@@ -1,0 +1,21 @@
+// Float convolution as a matrix product, per image, group and tile of output pixels:
+//     y[m][pixel] = sum over taps of w[m][tap] * xcol[tap][pixel]  (+ bias[m])
+// with w the group's rows of W read in place ([MG][taps], taps = C/G * kernel size) and xcol
+// the group's input as columns (templates/conv_im2col.c; a 1x1 convolution with unit strides
+// and no padding reads x itself). mlbc_gemm_f32 computes each output as one chain of fused
+// multiply-adds over the taps ascending, then adds the bias: the same bits on every path.
+// Tiles of at most T pixels bound the column buffer on the stack; a tile of several output
+// channels is computed into yt, then copied to the channels' planes.
+/* ${DOC} */
+static void ${FN}(${PARAMS})
+{
+${BUFS}    long n, g, p0${DECLS};
+    for (n = 0; n < ${N}; n++)
+        for (g = 0; g < ${G}; g++) {
+            const float *restrict xg = x + (n * ${C} + g * ${CG}) * ${ISP};
+            float *restrict yg = y + (n * ${M} + g * ${MG}) * ${OSP};
+${PRE}            for (p0 = 0; p0 < ${OSP}; p0 += ${T}) {
+                const long np = ${OSP} - p0 < ${T} ? ${OSP} - p0 : ${T};
+${TILE}            }
+        }
+}

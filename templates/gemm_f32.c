@@ -1,0 +1,268 @@
+// Float matrix product with explicit fused multiply-adds: the same bits on every path.
+//   y[m][n] = s (+ c[m][n]),  s = 0, then s = fmaf(a[m][k], b[k][n], s) for k = 0 .. K-1:
+// one chain per output, one rounding per step. The vector paths only choose which outputs
+// are computed together (register tiles of rows by 16-column panels), never an output's own
+// chain, so AVX-512, AVX2 and portable C agree bit for bit; an x86 CPU without FMA takes the
+// C path, where fmaf is libm's, correctly rounded. Contraction cannot change anything: every
+// product is already fused, the bias is one addition.
+//
+// B is read in panels of 16 columns: b[k][n] = b[(n / 16) * bps + k * bks + n % 16]. A
+// constant B is packed so at compile time (bps = 16 K, bks = 16, the last panel zero-padded:
+// padded = 1); a B computed at run time is read in place (bps = 16, bks = its row stride,
+// padded = 0: the last panel's loads are masked).
+static void mlbc_gemm_f32_c(long M, long N, long K, const float *a, long lda, const float *b,
+                            long bps, long bks, const float *c, long csm, long csn, float *y,
+                            long ldy)
+{
+    long m, p, k, l;
+    for (p = 0; p * 16 < N; p++) {
+        const float *bp = b + p * bps;
+        long w = N - p * 16 < 16 ? N - p * 16 : 16;
+        for (m = 0; m < M; m++) {
+            float s[16] = {0};
+            for (k = 0; k < K; k++)
+                for (l = 0; l < w; l++)
+                    s[l] = fmaf(a[m * lda + k], bp[k * bks + l], s[l]);
+            for (l = 0; l < w; l++)
+                y[m * ldy + p * 16 + l] = c ? s[l] + c[m * csm + (p * 16 + l) * csn] : s[l];
+        }
+    }
+}
+
+#if MLBC_X86
+/* A tile of MR rows by NP panels (16 columns each) of b, accumulated in registers. The
+ * tile's last panel has `cols` columns (1..16): its stores, its bias loads and, when B is not
+ * padded, its loads are masked. */
+MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, long K, const float *a, long lda,
+                                            const float *b, long bps, long bks, int padded,
+                                            int cols, const float *c, long csm, long csn,
+                                            float *y, long ldy)
+{
+    __mmask16 last = (__mmask16)((1u << cols) - 1);
+    __m512 acc[6][8], w[8];
+    long k;
+    int r, p;
+    MLBC_UNROLL for (r = 0; r < mr; r++)
+        MLBC_UNROLL for (p = 0; p < np; p++)
+            acc[r][p] = _mm512_setzero_ps();
+    for (k = 0; k < K; k++) {
+        MLBC_UNROLL for (p = 0; p < np; p++)
+            w[p] = p == np - 1 && !padded ? _mm512_maskz_loadu_ps(last, b + p * bps + k * bks)
+                                          : _mm512_loadu_ps(b + p * bps + k * bks);
+        MLBC_UNROLL for (r = 0; r < mr; r++) {
+            __m512 x = _mm512_set1_ps(a[r * lda + k]);
+            MLBC_UNROLL for (p = 0; p < np; p++)
+                acc[r][p] = _mm512_fmadd_ps(x, w[p], acc[r][p]);
+        }
+    }
+    MLBC_UNROLL for (r = 0; r < mr; r++)
+        MLBC_UNROLL for (p = 0; p < np; p++) {
+            __mmask16 mk = p == np - 1 ? last : (__mmask16)0xFFFF;
+            __m512 s = acc[r][p];
+            if (c)
+                s = _mm512_add_ps(s, csn ? _mm512_maskz_loadu_ps(mk, c + r * csm + p * 16)
+                                         : _mm512_set1_ps(c[r * csm]));
+            _mm512_mask_storeu_ps(y + r * ldy + p * 16, mk, s);
+        }
+}
+
+/* The same tile with two ymm registers per panel; masked loads and stores only where the
+ * last panel is partial (AVX2's masked stores are slow). */
+MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, long K, const float *a, long lda,
+                                        const float *b, long bps, long bks, int padded, int cols,
+                                        const float *c, long csm, long csn, float *y, long ldy)
+{
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), iota);
+    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols - 8), iota);
+    __m256 acc[6][8], w[8];
+    long k;
+    int r, p, h;
+    MLBC_UNROLL for (r = 0; r < mr; r++)
+        MLBC_UNROLL for (p = 0; p < 2 * np; p++)
+            acc[r][p] = _mm256_setzero_ps();
+    for (k = 0; k < K; k++) {
+        MLBC_UNROLL for (p = 0; p < np; p++) {
+            const float *bk = b + p * bps + k * bks;
+            if (p == np - 1 && !padded && cols < 16) {
+                w[2 * p] = _mm256_maskload_ps(bk, m0);
+                w[2 * p + 1] = _mm256_maskload_ps(bk + 8, m1);
+            } else {
+                w[2 * p] = _mm256_loadu_ps(bk);
+                w[2 * p + 1] = _mm256_loadu_ps(bk + 8);
+            }
+        }
+        MLBC_UNROLL for (r = 0; r < mr; r++) {
+            __m256 x = _mm256_broadcast_ss(a + r * lda + k);
+            MLBC_UNROLL for (p = 0; p < 2 * np; p++)
+                acc[r][p] = _mm256_fmadd_ps(x, w[p], acc[r][p]);
+        }
+    }
+    MLBC_UNROLL for (r = 0; r < mr; r++)
+        MLBC_UNROLL for (p = 0; p < np; p++)
+            MLBC_UNROLL for (h = 0; h < 2; h++) {
+                int part = p == np - 1 && cols < 16;
+                __m256i mk = h ? m1 : m0;
+                float *yp = y + r * ldy + p * 16 + 8 * h;
+                __m256 s = acc[r][2 * p + h];
+                if (c && csn)
+                    s = _mm256_add_ps(s, part ? _mm256_maskload_ps(c + r * csm + p * 16 + 8 * h, mk)
+                                              : _mm256_loadu_ps(c + r * csm + p * 16 + 8 * h));
+                else if (c)
+                    s = _mm256_add_ps(s, _mm256_set1_ps(c[r * csm]));
+                if (part)
+                    _mm256_maskstore_ps(yp, mk, s);
+                else
+                    _mm256_storeu_ps(yp, s);
+            }
+}
+
+/* The tile call for rows [m, m + MR) and panels [p, p + NP). */
+#define MLBC_TILE_ARGS(MR, NP) MR, NP, K, a + m * lda, lda, b + p * bps, bps, bks, pad, cols, \
+                               c ? c + m * csm + p * 16 * csn : 0, csm, csn, y + m * N + p * 16, N
+#define MLBC_BY_ROWS(F, NP) switch (rows) { \
+    case 1: F(MLBC_TILE_ARGS(1, NP)); break; \
+    case 2: F(MLBC_TILE_ARGS(2, NP)); break; \
+    case 3: F(MLBC_TILE_ARGS(3, NP)); break; \
+    case 4: F(MLBC_TILE_ARGS(4, NP)); break; \
+    case 5: F(MLBC_TILE_ARGS(5, NP)); break; \
+    default: F(MLBC_TILE_ARGS(6, NP)); break; }
+#define MLBC_BY_PANELS4(F) switch (q) { \
+    case 1: F(MLBC_TILE_ARGS(1, 1)); break; \
+    case 2: F(MLBC_TILE_ARGS(1, 2)); break; \
+    case 3: F(MLBC_TILE_ARGS(1, 3)); break; \
+    default: F(MLBC_TILE_ARGS(1, 4)); break; }
+#define MLBC_BY_PANELS8(F) switch (q) { \
+    case 1: case 2: case 3: case 4: MLBC_BY_PANELS4(F) break; \
+    case 5: F(MLBC_TILE_ARGS(1, 5)); break; \
+    case 6: F(MLBC_TILE_ARGS(1, 6)); break; \
+    case 7: F(MLBC_TILE_ARGS(1, 7)); break; \
+    default: F(MLBC_TILE_ARGS(1, 8)); break; }
+
+/* Panels in blocks of WIDE for a single row (enough independent chains to hide the FMA
+ * latency) or NARROW for several (tiles of up to 6 rows share each loaded panel); the block
+ * loop is outermost so that a block of B stays in cache while all rows pass. ONE_ROW and
+ * ROWS are the tile calls for the two cases. */
+#define MLBC_GEMM_LOOP(ONE_ROW, ROWS, WIDE, NARROW) \
+    long np = (N + 15) / 16, step = M == 1 ? WIDE : NARROW, p, m; \
+    for (p = 0; p < np; p += step) { \
+        int q = np - p < step ? (int)(np - p) : (int)step; \
+        int cols = p + q == np && N % 16 ? (int)(N % 16) : 16; \
+        int pad = padded || cols == 16; \
+        for (m = 0; m < M; m += 6) { \
+            int rows = M - m < 6 ? (int)(M - m) : 6; \
+            if (M == 1) \
+                ONE_ROW \
+            else \
+                ROWS \
+        } \
+    }
+#define MLBC_ONE_ROW_AVX512 MLBC_BY_PANELS8(mlbc_tile_avx512)
+#define MLBC_ROWS_AVX512 if (q == 2) MLBC_BY_ROWS(mlbc_tile_avx512, 2) \
+                         else MLBC_BY_ROWS(mlbc_tile_avx512, 1)
+#define MLBC_ONE_ROW_AVX2 MLBC_BY_PANELS4(mlbc_tile_avx2)
+#define MLBC_ROWS_AVX2 MLBC_BY_ROWS(mlbc_tile_avx2, 1)
+
+MLBC_PATH MLBC_AVX512 static void mlbc_gemm_f32_avx512(long M, long N, long K, const float *a, long lda,
+                                             const float *b, long bps, long bks, int padded,
+                                             const float *c, long csm, long csn, float *y)
+{
+    MLBC_GEMM_LOOP(MLBC_ONE_ROW_AVX512, MLBC_ROWS_AVX512, 8, 2)
+}
+
+MLBC_PATH MLBC_AVX2 static void mlbc_gemm_f32_avx2(long M, long N, long K, const float *a, long lda,
+                                         const float *b, long bps, long bks, int padded,
+                                         const float *c, long csm, long csn, float *y)
+{
+    MLBC_GEMM_LOOP(MLBC_ONE_ROW_AVX2, MLBC_ROWS_AVX2, 4, 1)
+}
+
+#endif
+
+#if MLBC_NEON
+/* MR rows by one full panel, four q registers a row; the bias is added lane by lane. */
+static inline void mlbc_tile_neon(int mr, long K, const float *a, long lda, const float *b,
+                                  long bks, const float *c, long csm, long csn, float *y,
+                                  long ldy)
+{
+    float32x4_t acc[6][4], w[4];
+    long k;
+    int r, h;
+    MLBC_UNROLL for (r = 0; r < mr; r++)
+        MLBC_UNROLL for (h = 0; h < 4; h++)
+            acc[r][h] = vdupq_n_f32(0.0f);
+    for (k = 0; k < K; k++) {
+        MLBC_UNROLL for (h = 0; h < 4; h++)
+            w[h] = vld1q_f32(b + k * bks + 4 * h);
+        MLBC_UNROLL for (r = 0; r < mr; r++) {
+            float32x4_t x = vdupq_n_f32(a[r * lda + k]);
+            MLBC_UNROLL for (h = 0; h < 4; h++)
+                acc[r][h] = vfmaq_f32(acc[r][h], x, w[h]);
+        }
+    }
+    MLBC_UNROLL for (r = 0; r < mr; r++)
+        MLBC_UNROLL for (h = 0; h < 4; h++) {
+            float32x4_t s = acc[r][h];
+            if (c)
+                s = vaddq_f32(s, csn ? vld1q_f32(c + r * csm + 4 * h) : vdupq_n_f32(c[r * csm]));
+            vst1q_f32(y + r * ldy + 4 * h, s);
+        }
+}
+
+/* Full panels in NEON tiles of up to 6 rows; a last panel that is partial and not padded
+ * (its loads would pass the end of B) in C: the same chains either way. */
+static void mlbc_gemm_f32_neon(long M, long N, long K, const float *a, long lda,
+                               const float *b, long bps, long bks, int padded, const float *c,
+                               long csm, long csn, float *y)
+{
+    long p, m;
+    (void)padded;
+    for (p = 0; p * 16 < N; p++) {
+        const float *bp = b + p * bps, *cp = c ? c + p * 16 * csn : 0;
+        long cols = N - p * 16 < 16 ? N - p * 16 : 16;
+        if (cols < 16) {
+            /* the partial panel: C, into the right columns of y */
+            mlbc_gemm_f32_c(M, cols, K, a, lda, bp, bps, bks, cp, csm, csn, y + p * 16, N);
+            continue;
+        }
+        for (m = 0; m < M; m += 6) {
+            const float *am = a + m * lda, *cm = cp ? cp + m * csm : 0;
+            float *ym = y + m * N + p * 16;
+            switch (M - m < 6 ? (int)(M - m) : 6) {
+            case 1: mlbc_tile_neon(1, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
+            case 2: mlbc_tile_neon(2, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
+            case 3: mlbc_tile_neon(3, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
+            case 4: mlbc_tile_neon(4, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
+            case 5: mlbc_tile_neon(5, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
+            default: mlbc_tile_neon(6, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
+            }
+        }
+    }
+}
+#endif
+
+/* Y[M][N] = A B (+ C): a[m][k] = a[m * lda + k], B in panels (see above), c[m][n] =
+ * c[m * csm + n * csn] or no c; y dense [M][N]. */
+static void mlbc_gemm_f32(long M, long N, long K, const float *a, long lda, const float *b,
+                          long bps, long bks, int padded, const float *c, long csm, long csn,
+                          float *y)
+{
+#if MLBC_X86
+    int isa = mlbc_isa();
+    if (isa == 2) {
+        mlbc_gemm_f32_avx512(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y);
+        return;
+    }
+    if (isa == 1) {
+        mlbc_gemm_f32_avx2(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y);
+        return;
+    }
+#endif
+#if MLBC_NEON
+    mlbc_gemm_f32_neon(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y);
+#else
+    (void)padded;
+    mlbc_gemm_f32_c(M, N, K, a, lda, b, bps, bks, c, csm, csn, y, N);
+#endif
+}
+

@@ -1,0 +1,49 @@
+// The instruction-set paths of generated code, shared by every kernel that has vector
+// variants. On x86-64 a path is taken per call from the CPU's features (a load and a test,
+// the state being libgcc's); AArch64 always takes NEON. -DMLBC_ISA_MAX=0|1 caps the path
+// (0: portable C, 1: up to AVX2), for tests.
+// Whatever the path, the results are the same bits: see the kernels' notes.
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(MLBC_PORTABLE)
+#include <immintrin.h>
+#define MLBC_X86 1
+#define MLBC_UNROLL _Pragma("GCC unroll 8")
+#define MLBC_TILE static inline __attribute__((always_inline))
+#define MLBC_AVX512 __attribute__((target("avx512f,avx2,fma")))
+#define MLBC_AVX2 __attribute__((target("avx2,fma")))
+/* A vector path is compiled on its own, not inlined or specialised for its callers:
+ * constants would flow into tile shapes that the sizes at hand never reach, and gcc warns
+ * about those. */
+#if defined(__clang__)
+#define MLBC_PATH __attribute__((noinline))
+#else
+#define MLBC_PATH __attribute__((noipa))
+#endif
+#else
+#define MLBC_X86 0
+#endif
+/* AArch64 always has NEON with fused multiply-add: no run-time choice there. */
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && defined(__ARM_NEON) && \
+    !defined(MLBC_PORTABLE) && !(defined(MLBC_ISA_MAX) && MLBC_ISA_MAX == 0)
+#include <arm_neon.h>
+#define MLBC_NEON 1
+#ifndef MLBC_UNROLL
+#define MLBC_UNROLL _Pragma("GCC unroll 8")
+#endif
+#else
+#define MLBC_NEON 0
+#endif
+#ifndef MLBC_ISA_MAX
+#define MLBC_ISA_MAX 2
+#endif
+
+#if MLBC_X86
+/* 2: AVX-512F, 1: AVX2 with FMA, 0: portable C. */
+static int mlbc_isa(void)
+{
+    if (MLBC_ISA_MAX >= 2 && __builtin_cpu_supports("avx512f"))
+        return 2;
+    if (MLBC_ISA_MAX >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        return 1;
+    return 0;
+}
+#endif
