@@ -34,8 +34,9 @@ def first_line(s):
     return s.splitlines()[0][:300] if s else ""
 
 
-def compile_model(mlbc, model, workdir, extra=(), cc="cc", cflags=("-O1",)):
-    """mlbc + cc: returns the path of a driver executable for the model."""
+def compile_model(mlbc, model, workdir, extra=(), cc="cc", cflags=("-O1",), build=True):
+    """mlbc + cc: returns the path of a driver executable for the model (with build=False,
+    only mlbc runs: build_driver() then builds workdir/model.c, e.g. once per compiler)."""
     os.makedirs(workdir, exist_ok=True)
     c = os.path.join(workdir, "model.c")
     r = run([mlbc, model, "-o", c, "-n", "model"] + list(extra))
@@ -43,15 +44,21 @@ def compile_model(mlbc, model, workdir, extra=(), cc="cc", cflags=("-O1",)):
         raise Failure("mlbc CRASHED with signal %d: %s" % (-r.returncode, first_line(r.stderr)))
     if r.returncode:
         raise Failure(first_line(r.stderr) or "mlbc failed")
-    exe = os.path.join(workdir, "driver")
+    return build_driver(workdir, cc, cflags) if build else c
+
+
+def build_driver(workdir, cc="cc", cflags=("-O1",), exe="driver"):
+    """workdir/model.c + driver.c -> workdir/EXE, built by CC (a cross compiler too)."""
+    exe = os.path.join(workdir, exe)
     # Generated code must be warning-free (SPEC 2): any warning fails the test.
     r = run([cc, "-std=c99", *cflags, "-Wall", "-Wextra", "-pedantic", "-I", workdir,
              "-include", "model.h", "-DMODEL_DESC=model_desc", os.path.join(HERE, "driver.c"),
-             c, "-o", exe, "-lm"])
+             os.path.join(workdir, "model.c"), "-o", exe, "-lm"])
     if r.returncode:
-        raise Failure("cc: " + first_line(r.stderr))
+        raise Failure("%s: %s" % (os.path.basename(cc), first_line(r.stderr)))
     if "warning:" in r.stderr:
-        raise Failure("cc warns: " + [l for l in r.stderr.splitlines() if "warning:" in l][0])
+        raise Failure("%s warns: %s" % (os.path.basename(cc),
+                      [l for l in r.stderr.splitlines() if "warning:" in l][0]))
     return exe
 
 
@@ -66,12 +73,13 @@ def from_buffer(data, elem_type, shape):
     return np.frombuffer(data, dtype=NP_OF[elem_type]).reshape(shape)
 
 
-def execute(exe, workdir, inputs, input_types, output_specs, timeout=20):
-    """inputs: list of arrays; output_specs: list of (elem_type, shape)."""
+def execute(exe, workdir, inputs, input_types, output_specs, timeout=20, runner=()):
+    """inputs: list of arrays; output_specs: list of (elem_type, shape). runner: a command
+    prefix that runs the executable (an emulator such as qemu-aarch64)."""
     for i, (a, t) in enumerate(zip(inputs, input_types)):
         with open(os.path.join(workdir, "in%d.bin" % i), "wb") as f:
             f.write(to_buffer(a, t))
-    r = run([exe, workdir], timeout=timeout)
+    r = run([*runner, exe, workdir], timeout=timeout)
     if r.returncode < 0:
         raise Failure("generated code CRASHED with signal %d" % -r.returncode)
     if r.returncode:

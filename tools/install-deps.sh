@@ -2,7 +2,8 @@
 # Install the Debian packages mlbc needs. Idempotent; silent when all are present.
 set -e
 PKGS="make gcc protobuf-c-compiler libprotobuf-c-dev flex bison libopenblas-dev libonnx-dev
-python3-onnx python3-numpy clang-19 llvm-19-dev gcc-12-plugin-dev"
+python3-onnx python3-numpy clang-19 llvm-19-dev gcc-12-plugin-dev
+gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,0 +1,176 @@
+"""Same bits everywhere (SPEC 2): the generated code of the example models and of a sample of
+ONNX node tests is built eight ways (gcc and clang-19; -O2, -O3, -march=native;
+-ffp-contract=off and fast; each run-time CPU path forced with -DMLBC_ISA_MAX), run on the
+same inputs, and every output must be byte-identical to the plain `gcc -O2` build.
+
+A static check goes with it: clang-19 -O2 -march=native with -ffp-contract=fast must emit
+exactly as many single-precision fused multiply-adds as with -ffp-contract=off. An extra one
+is a float multiply-add the compiler contracted (clang ignores the contraction pragmas at
+"fast"), which may or may not change the bits for the inputs at hand.
+"""
+import argparse
+import concurrent.futures
+import glob
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import numpy as np
+
+import mlbctest
+from mlbctest import Failure, onnx
+from test_node import load_pb
+
+# name, compiler, flags. The first is the reference.
+BUILDS = [
+    ("gcc -O2", "gcc", ["-O2"]),
+    ("gcc -O3 -march=native", "gcc", ["-O3", "-march=native"]),
+    ("gcc -O2 -march=native -ffp-contract=fast", "gcc", ["-O2", "-march=native", "-ffp-contract=fast"]),
+    ("clang -O3", "clang-19", ["-O3"]),
+    ("clang -O2 -march=native -ffp-contract=off", "clang-19", ["-O2", "-march=native", "-ffp-contract=off"]),
+    ("clang -O2 -march=native -ffp-contract=fast", "clang-19", ["-O2", "-march=native", "-ffp-contract=fast"]),
+    ("gcc -O2, portable C path", "gcc", ["-O2", "-DMLBC_ISA_MAX=0"]),
+    ("gcc -O2 -march=native, AVX2 path", "gcc", ["-O2", "-march=native", "-DMLBC_ISA_MAX=1"]),
+]
+STATIC = ("clang -O2 -march=native -ffp-contract=off", "clang -O2 -march=native -ffp-contract=fast")
+FLOAT_FMA = re.compile(r"\bvf(n?m(?:add|sub)|maddsub|msubadd)\w*(ps|ss)\b")
+
+# Node tests: the families policy networks are made of, and the arithmetic around them. The
+# first two tests (in name order) of each prefix.
+NODE_PREFIXES = [
+    "gemm", "matmul_", "einsum", "conv_", "basic_conv", "convtranspose", "lstm", "gru", "rnn",
+    "softmax_", "logsoftmax", "layer_normalization_3d", "batchnorm", "instancenorm", "lrn",
+    "reduce_sum_square", "reduce_log_sum_exp", "reduce_mean", "reduce_l2", "sigmoid",
+    "tanh", "leakyrelu", "elu", "selu", "hardsigmoid", "hardswish", "gelu", "softplus",
+    "averagepool_2d", "globalaveragepool", "resize_upsample_scales_linear", "resize_downsample",
+    "gridsample", "det", "dft", "blackmanwindow", "mean", "pow", "mul", "add", "sum",
+    "resize_upsample_scales_cubic", "resize_tf_crop_and_resize", "gridsample_bicubic",
+    "roialign", "stft", "melweightmatrix", "range_float", "nllloss_NCd1_weight",
+    "sce_mean_weight", "qlinearmatmul", "nonmaxsuppression",
+]
+
+
+def node_sample(datadir):
+    tests = sorted(os.path.basename(t) for t in glob.glob(os.path.join(datadir, "node", "test_*")))
+    picked = []
+    for p in NODE_PREFIXES:
+        picked += [t for t in tests if t.startswith("test_" + p)][:2]
+    return [os.path.join(datadir, "node", t, "model.onnx") for t in picked]
+
+
+def write_inputs(work, arrays, types):
+    for i, (a, t) in enumerate(zip(arrays, types)):
+        with open(os.path.join(work, "in%d.bin" % i), "wb") as f:
+            f.write(mlbctest.to_buffer(a, t))
+
+
+def model_inputs(path, work):
+    """Writes the first reference sample's inputs (example models) or the first data set's
+    (node tests) into work; returns False when the model's values are not all tensors."""
+    model = onnx.load(path)
+    types = mlbctest.tensor_types(model)
+    if types is None:
+        return False
+    inits = {t.name for t in model.graph.initializer}
+    names = [v.name for v in model.graph.input if v.name not in inits]
+    if path.endswith("model.onnx"):
+        ds = sorted(glob.glob(os.path.join(os.path.dirname(path), "test_data_set_*")))[0]
+        files = sorted(glob.glob(ds + "/input_*.pb"), key=lambda p: int(re.findall(r"\d+", p)[-1]))
+        arrays = [load_pb(p) for p in files]
+    else:
+        ref = np.load(os.path.join(mlbctest.ROOT, "models", "ref",
+                                   os.path.basename(path)[:-5] + ".npz"))
+        arrays = [ref["in:%s:0" % n] for n in names]
+    write_inputs(work, arrays, types[0])
+    return True
+
+
+def check_model(mlbc, driver_objs, path, work):
+    """Builds and runs every variant; returns a list of differences (empty: all the same)."""
+    os.makedirs(work, exist_ok=True)
+    if not model_inputs(path, work):
+        return None
+    src = os.path.join(work, "model.c")
+    r = mlbctest.run([mlbc, path, "-o", src, "-n", "model"])
+    if r.returncode:
+        raise Failure("mlbc: " + mlbctest.first_line(r.stderr))
+    ref_out, fma = None, {}
+    for name, cc, flags in BUILDS:
+        obj, exe = os.path.join(work, "model.o"), os.path.join(work, "driver")
+        r = mlbctest.run([cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", *flags, "-c", src,
+                          "-o", obj])
+        if r.returncode or "warning:" in r.stderr:
+            raise Failure("%s: %s" % (name, mlbctest.first_line(r.stderr)))
+        if name in STATIC:
+            dis = mlbctest.run(["objdump", "-d", "--no-show-raw-insn", obj]).stdout
+            fma[name] = len(FLOAT_FMA.findall(dis))
+        r = mlbctest.run([cc, obj, driver_objs[cc], "-o", exe, "-lm"])
+        if r.returncode:
+            raise Failure("%s: link: %s" % (name, mlbctest.first_line(r.stderr)))
+        for f in glob.glob(os.path.join(work, "out*.bin")):
+            os.unlink(f)
+        r = mlbctest.run([exe, work], timeout=60)
+        if r.returncode:
+            raise Failure("%s: driver: %s" % (name, mlbctest.first_line(r.stderr) or r.returncode))
+        out = [open(f, "rb").read() for f in sorted(glob.glob(os.path.join(work, "out*.bin")))]
+        if ref_out is None:
+            ref_out = out
+        elif out != ref_out:
+            i = next(k for k in range(len(out)) if out[k] != ref_out[k])
+            raise Failure("output %d of '%s' differs from gcc -O2's" % (i, name))
+    if fma[STATIC[0]] != fma[STATIC[1]]:
+        raise Failure("clang -ffp-contract=fast contracted %d float multiply-add(s) "
+                      "(%d fused multiply-adds, %d at =off)" % (
+                          fma[STATIC[1]] - fma[STATIC[0]], fma[STATIC[1]], fma[STATIC[0]]))
+    shutil.rmtree(work, ignore_errors=True)
+    return len(BUILDS)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--filter", default="", help="regex on model names")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = ap.parse_args()
+    mlbc = os.path.abspath(os.path.join(args.build, "mlbc"))
+    root = os.path.abspath(os.path.join(args.build, "same-bits"))
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    driver_objs = {}
+    for cc in ("gcc", "clang-19"):
+        obj = os.path.join(root, "driver-%s.o" % cc)
+        r = mlbctest.run([cc, "-O2", "-include", "stddef.h", "-include", "stdint.h", "-include",
+                          os.path.join(mlbctest.ROOT, "runtime", "mlbc_model_desc.h"),
+                          "-DMODEL_DESC=model_desc", "-c",
+                          os.path.join(mlbctest.HERE, "driver.c"), "-o", obj])
+        if r.returncode:
+            print("FAIL %s: driver: %s" % (cc, mlbctest.first_line(r.stderr)))
+            print("0 passed, 1 failed")
+            return 1
+        driver_objs[cc] = obj
+    models = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
+    models += node_sample(os.path.join(args.build, "onnx-node-data"))
+    models = [m for m in models if re.search(args.filter, m)]
+
+    def one(path):
+        name = os.path.basename(path) if not path.endswith("model.onnx") else \
+            os.path.basename(os.path.dirname(path))
+        try:
+            n = check_model(mlbc, driver_objs, path, os.path.join(root, name))
+            return name, "skip" if n is None else "pass", "%d builds" % (n or 0)
+        except Failure as e:
+            return name, "fail", str(e)
+
+    counts = {"pass": 0, "fail": 0, "skip": 0}
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for name, status, msg in pool.map(one, models):
+            counts[status] += 1
+            print("%s %s (%s)" % (status.upper(), name, msg), flush=True)
+    print("%d passed, %d failed, %d skipped" % (counts["pass"], counts["fail"], counts["skip"]))
+    return 1 if counts["fail"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
