@@ -102,15 +102,7 @@ def same_bits(a, b):
 def model_case(path):
     """An example model: (onnx path, data sets [(inputs, expected outputs)], input types,
     output types, output names or None for a node test)."""
-    name = os.path.splitext(os.path.basename(path))[0]
-    ref = np.load(os.path.join(mlbctest.ROOT, "models", "ref", name + ".npz"))
-    model = onnx.load(path)
-    in_types, out_types = mlbctest.tensor_types(model)
-    inits = {t.name for t in model.graph.initializer}
-    in_names = [v.name for v in model.graph.input if v.name not in inits]
-    out_names = [v.name for v in model.graph.output]
-    sets = [([ref["in:%s:%d" % (i, k)] for i in in_names],
-             [ref["out:%s:%d" % (o, k)] for o in out_names]) for k in test_models.samples(ref)]
+    sets, in_types, out_types, out_names = test_models.reference_sets(path)
     return path, sets, in_types, out_types, out_names
 
 

@@ -28,7 +28,9 @@ def samples(ref):
     return ks
 
 
-def check_model(mlbc, path, work):
+def reference_sets(path):
+    """An example model's reference samples (models/ref/NAME.npz): ([(inputs, expected
+    outputs)] in sample order, input types, output types, output names)."""
     name = os.path.splitext(os.path.basename(path))[0]
     ref = np.load(os.path.join(mlbctest.ROOT, "models", "ref", name + ".npz"))
     model = onnx.load(path)
@@ -36,11 +38,17 @@ def check_model(mlbc, path, work):
     inits = {t.name for t in model.graph.initializer}
     in_names = [v.name for v in model.graph.input if v.name not in inits]
     out_names = [v.name for v in model.graph.output]
+    sets = [([ref["in:%s:%d" % (i, k)] for i in in_names],
+             [ref["out:%s:%d" % (o, k)] for o in out_names]) for k in samples(ref)]
+    return sets, in_types, out_types, out_names
+
+
+def check_model(mlbc, path, work):
+    name = os.path.splitext(os.path.basename(path))[0]
+    sets, in_types, out_types, out_names = reference_sets(path)
     exe = mlbctest.compile_model(mlbc, path, os.path.join(work, name))
     n = 0
-    for k in samples(ref):
-        ins = [ref["in:%s:%d" % (i, k)] for i in in_names]
-        want = [ref["out:%s:%d" % (o, k)] for o in out_names]
+    for k, (ins, want) in enumerate(sets):
         got = mlbctest.execute(exe, os.path.join(work, name), ins, in_types,
                                [(t, w.shape) for t, w in zip(out_types, want)])
         for o, g, w in zip(out_names, got, want):

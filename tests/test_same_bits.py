@@ -14,12 +14,10 @@ import glob
 import os
 import re
 import shutil
-import subprocess
 import sys
 
-import numpy as np
-
 import mlbctest
+import test_models
 from mlbctest import Failure, onnx
 from test_node import load_pb
 
@@ -69,21 +67,16 @@ def write_inputs(work, arrays, types):
 def model_inputs(path, work):
     """Writes the first reference sample's inputs (example models) or the first data set's
     (node tests) into work; returns False when the model's values are not all tensors."""
-    model = onnx.load(path)
-    types = mlbctest.tensor_types(model)
+    if not path.endswith("model.onnx"):
+        sets, in_types, _, _ = test_models.reference_sets(path)
+        write_inputs(work, sets[0][0], in_types)
+        return True
+    types = mlbctest.tensor_types(onnx.load(path))
     if types is None:
         return False
-    inits = {t.name for t in model.graph.initializer}
-    names = [v.name for v in model.graph.input if v.name not in inits]
-    if path.endswith("model.onnx"):
-        ds = sorted(glob.glob(os.path.join(os.path.dirname(path), "test_data_set_*")))[0]
-        files = sorted(glob.glob(ds + "/input_*.pb"), key=lambda p: int(re.findall(r"\d+", p)[-1]))
-        arrays = [load_pb(p) for p in files]
-    else:
-        ref = np.load(os.path.join(mlbctest.ROOT, "models", "ref",
-                                   os.path.basename(path)[:-5] + ".npz"))
-        arrays = [ref["in:%s:0" % n] for n in names]
-    write_inputs(work, arrays, types[0])
+    ds = sorted(glob.glob(os.path.join(os.path.dirname(path), "test_data_set_*")))[0]
+    files = sorted(glob.glob(ds + "/input_*.pb"), key=lambda p: int(re.findall(r"\d+", p)[-1]))
+    write_inputs(work, [load_pb(p) for p in files], types[0])
     return True
 
 
