@@ -38,8 +38,10 @@ MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, long K, const float 
                                             int cols, const float *c, long csm, long csn,
                                             float *y, long ldy)
 {
-    __mmask16 last = (__mmask16)((1u << cols) - 1);
-    __m512 acc[6][8], w[8];
+    /* the last panel's loads are masked always, by all ones when B is padded: no branch in
+     * the loop (gcc -O3 would unswitch one, and run out of registers) */
+    __mmask16 last = (__mmask16)((1u << cols) - 1), lastload = padded ? 0xFFFF : last;
+    __m512 acc[8][8], w[8];
     long k;
     int r, p;
     MLBC_UNROLL for (r = 0; r < mr; r++)
@@ -47,8 +49,8 @@ MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, long K, const float 
             acc[r][p] = _mm512_setzero_ps();
     for (k = 0; k < K; k++) {
         MLBC_UNROLL for (p = 0; p < np; p++)
-            w[p] = p == np - 1 && !padded ? _mm512_maskz_loadu_ps(last, b + p * bps + k * bks)
-                                          : _mm512_loadu_ps(b + p * bps + k * bks);
+            w[p] = p == np - 1 ? _mm512_maskz_loadu_ps(lastload, b + p * bps + k * bks)
+                               : _mm512_loadu_ps(b + p * bps + k * bks);
         MLBC_UNROLL for (r = 0; r < mr; r++) {
             __m512 x = _mm512_set1_ps(a[r * lda + k]);
             MLBC_UNROLL for (p = 0; p < np; p++)
@@ -120,61 +122,72 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, long K, const float *a, 
 /* The tile call for rows [m, m + MR) and panels [p, p + NP). */
 #define MLBC_TILE_ARGS(MR, NP) MR, NP, K, a + m * lda, lda, b + p * bps, bps, bks, pad, cols, \
                                c ? c + m * csm + p * 16 * csn : 0, csm, csn, y + m * N + p * 16, N
-#define MLBC_BY_ROWS(F, NP) switch (rows) { \
-    case 1: F(MLBC_TILE_ARGS(1, NP)); break; \
-    case 2: F(MLBC_TILE_ARGS(2, NP)); break; \
+#define MLBC_BY_ROWS6(F, NP) switch (rows) { /* 3 to 6 */ \
     case 3: F(MLBC_TILE_ARGS(3, NP)); break; \
     case 4: F(MLBC_TILE_ARGS(4, NP)); break; \
     case 5: F(MLBC_TILE_ARGS(5, NP)); break; \
     default: F(MLBC_TILE_ARGS(6, NP)); break; }
-#define MLBC_BY_PANELS4(F) switch (q) { \
-    case 1: F(MLBC_TILE_ARGS(1, 1)); break; \
-    case 2: F(MLBC_TILE_ARGS(1, 2)); break; \
-    case 3: F(MLBC_TILE_ARGS(1, 3)); break; \
-    default: F(MLBC_TILE_ARGS(1, 4)); break; }
+#define MLBC_BY_ROWS8(F, NP) switch (rows) { /* 3 to 8 */ \
+    case 3: case 4: case 5: case 6: MLBC_BY_ROWS6(F, NP) break; \
+    case 7: F(MLBC_TILE_ARGS(7, NP)); break; \
+    default: F(MLBC_TILE_ARGS(8, NP)); break; }
+#define MLBC_BY_PANELS4(F, MR) switch (q) { \
+    case 1: F(MLBC_TILE_ARGS(MR, 1)); break; \
+    case 2: F(MLBC_TILE_ARGS(MR, 2)); break; \
+    case 3: F(MLBC_TILE_ARGS(MR, 3)); break; \
+    default: F(MLBC_TILE_ARGS(MR, 4)); break; }
 #define MLBC_BY_PANELS8(F) switch (q) { \
-    case 1: case 2: case 3: case 4: MLBC_BY_PANELS4(F) break; \
+    case 1: case 2: case 3: case 4: MLBC_BY_PANELS4(F, 1) break; \
     case 5: F(MLBC_TILE_ARGS(1, 5)); break; \
     case 6: F(MLBC_TILE_ARGS(1, 6)); break; \
     case 7: F(MLBC_TILE_ARGS(1, 7)); break; \
     default: F(MLBC_TILE_ARGS(1, 8)); break; }
 
-/* Panels in blocks of WIDE for a single row (enough independent chains to hide the FMA
- * latency) or NARROW for several (tiles of up to 6 rows share each loaded panel); the block
- * loop is outermost so that a block of B stays in cache while all rows pass. ONE_ROW and
- * ROWS are the tile calls for the two cases. */
-#define MLBC_GEMM_LOOP(ONE_ROW, ROWS, WIDE, NARROW) \
-    long np = (N + 15) / 16, step = M == 1 ? WIDE : NARROW, p, m; \
+/* Tiles of up to MAXR rows (8 with AVX-512's 32 registers, 6 with AVX2's 16), as even as can
+ * be: with 6, M = 8 is 4 + 4, not 6 + 2, whose 2-row tile would have too few independent
+ * chains to hide the FMA latency. Panels in blocks of WIDE for a
+ * single row, MID for two rows, NARROW for more (tiles of several rows share each loaded
+ * panel); the block loop is outermost so that a block of B stays in cache while all rows
+ * pass. ONE_ROW, TWO_ROWS and ROWS are the tile calls for the three cases. */
+#define MLBC_GEMM_LOOP(MAXR, ONE_ROW, TWO_ROWS, ROWS, WIDE, MID, NARROW) \
+    long nt = (M + MAXR - 1) / MAXR, np = (N + 15) / 16, p, m, t; \
+    long step = M == 1 ? WIDE : M == 2 ? MID : NARROW; \
     for (p = 0; p < np; p += step) { \
         int q = np - p < step ? (int)(np - p) : (int)step; \
         int cols = p + q == np && N % 16 ? (int)(N % 16) : 16; \
         int pad = padded || cols == 16; \
-        for (m = 0; m < M; m += 6) { \
-            int rows = M - m < 6 ? (int)(M - m) : 6; \
+        for (t = 0, m = 0; t < nt; t++) { \
+            int rows = (int)(M / nt + (t < M % nt)); \
             if (M == 1) \
                 ONE_ROW \
+            else if (M == 2) \
+                TWO_ROWS \
             else \
                 ROWS \
+            m += rows; \
         } \
     }
 #define MLBC_ONE_ROW_AVX512 MLBC_BY_PANELS8(mlbc_tile_avx512)
-#define MLBC_ROWS_AVX512 if (q == 2) MLBC_BY_ROWS(mlbc_tile_avx512, 2) \
-                         else MLBC_BY_ROWS(mlbc_tile_avx512, 1)
-#define MLBC_ONE_ROW_AVX2 MLBC_BY_PANELS4(mlbc_tile_avx2)
-#define MLBC_ROWS_AVX2 MLBC_BY_ROWS(mlbc_tile_avx2, 1)
+#define MLBC_TWO_ROWS_AVX512 MLBC_BY_PANELS4(mlbc_tile_avx512, 2)
+#define MLBC_ROWS_AVX512 if (q == 2) MLBC_BY_ROWS8(mlbc_tile_avx512, 2) \
+                         else MLBC_BY_ROWS8(mlbc_tile_avx512, 1)
+#define MLBC_ONE_ROW_AVX2 MLBC_BY_PANELS4(mlbc_tile_avx2, 1)
+#define MLBC_TWO_ROWS_AVX2 if (q == 2) mlbc_tile_avx2(MLBC_TILE_ARGS(2, 2)); \
+                           else mlbc_tile_avx2(MLBC_TILE_ARGS(2, 1));
+#define MLBC_ROWS_AVX2 MLBC_BY_ROWS6(mlbc_tile_avx2, 1)
 
 MLBC_PATH MLBC_AVX512 static void mlbc_gemm_f32_avx512(long M, long N, long K, const float *a, long lda,
                                              const float *b, long bps, long bks, int padded,
                                              const float *c, long csm, long csn, float *y)
 {
-    MLBC_GEMM_LOOP(MLBC_ONE_ROW_AVX512, MLBC_ROWS_AVX512, 8, 2)
+    MLBC_GEMM_LOOP(8, MLBC_ONE_ROW_AVX512, MLBC_TWO_ROWS_AVX512, MLBC_ROWS_AVX512, 8, 4, 2)
 }
 
 MLBC_PATH MLBC_AVX2 static void mlbc_gemm_f32_avx2(long M, long N, long K, const float *a, long lda,
                                          const float *b, long bps, long bks, int padded,
                                          const float *c, long csm, long csn, float *y)
 {
-    MLBC_GEMM_LOOP(MLBC_ONE_ROW_AVX2, MLBC_ROWS_AVX2, 4, 1)
+    MLBC_GEMM_LOOP(6, MLBC_ONE_ROW_AVX2, MLBC_TWO_ROWS_AVX2, MLBC_ROWS_AVX2, 4, 2, 1)
 }
 
 #endif

@@ -18,7 +18,7 @@ import sys
 
 import mlbctest
 import test_models
-from mlbctest import Failure, onnx
+from mlbctest import Failure, np, onnx
 from test_node import load_pb
 
 # name, compiler, flags. The first is the reference.
@@ -56,6 +56,51 @@ def node_sample(datadir):
     for p in NODE_PREFIXES:
         picked += [t for t in tests if t.startswith("test_" + p)][:2]
     return [os.path.join(datadir, "node", t, "model.onnx") for t in picked]
+
+
+# Matrix products of every register-tile case of templates/gemm_f32.c: M rows (1, 2, tiles of
+# 3 to 8, several tiles, uneven ones), N columns (partial, whole and several 16-column panels),
+# K (1 and longer chains); B constant (packed at compile time) or an input (read in place,
+# the last panel masked).
+SWEEP_M = (1, 2, 3, 5, 7, 8, 9, 13, 16, 17, 33)
+SWEEP_N = (1, 15, 16, 17, 40, 130)
+SWEEP_K = (1, 7, 64)
+
+
+def gemm_sweep(root):
+    """Writes a model of MatMuls of the SWEEP shapes, with one data set, in node-test layout;
+    returns its path."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(8)
+    d = os.path.join(root, "gen", "gemm_sweep")
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    nodes, inputs, outputs, inits, data = [], [], [], [], []
+
+    def arg(name, a):
+        inputs.append(helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT, a.shape))
+        data.append(a)
+
+    for m in SWEEP_M:
+        for n in SWEEP_N:
+            for k in SWEEP_K:
+                tag = "%dx%dx%d" % (m, n, k)
+                arg("a" + tag, rng.standard_normal((m, k)).astype(np.float32))
+                b = rng.standard_normal((k, n)).astype(np.float32)
+                constant = (m + n + k) % 2 == 0
+                if constant:
+                    inits.append(numpy_helper.from_array(b, "b" + tag))
+                else:
+                    arg("b" + tag, b)
+                nodes.append(helper.make_node("MatMul", ["a" + tag, "b" + tag], ["y" + tag]))
+                outputs.append(helper.make_tensor_value_info("y" + tag, onnx.TensorProto.FLOAT,
+                                                             (m, n)))
+    graph = helper.make_graph(nodes, "gemm_sweep", inputs, outputs, inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(d, "model.onnx"))
+    for i, a in enumerate(data):
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(a).SerializeToString())
+    return os.path.join(d, "model.onnx")
 
 
 def write_inputs(work, arrays, types):
@@ -145,6 +190,7 @@ def main():
         driver_objs[cc] = obj
     models = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
     models += node_sample(os.path.join(args.build, "onnx-node-data"))
+    models.append(gemm_sweep(root))
     models = [m for m in models if re.search(args.filter, m)]
 
     def one(path):
