@@ -272,6 +272,10 @@ void buf_float_lit(Buf *b, double x, DType calc); /* the same, appended to b */
 /* Append a constant of accumulator type ct: f for float/double, else i as uint32/uint64. */
 void buf_acc_lit(Buf *b, DType ct, double f, int64_t i);
 int pow2ceil(int64_t x);                /* smallest power of two >= x (1 for x <= 1) */
+/* Floats from one 16-column panel of a packed mlbc_gemm_f32 operand to the next, for K rows:
+ * 16 K, plus one cache line when that is a multiple of 1 KiB, so that the panels a tile reads
+ * side by side do not all fall into the same L1 sets (4 KiB aliasing). */
+int64_t gemm_panel_stride(int64_t K);
 void buf_line(Buf *b, int ind, const char *fmt, ...);  /* a code line indented by 4 * ind */
 
 /* Shape-like inputs (op_shape.c, op_layout.c): a shape, axes, repeats, pads... */

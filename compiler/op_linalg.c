@@ -192,10 +192,16 @@ static const char *row_args(const Prod *p, const char *bx, const char *n0x)
 
 static int64_t panel_lanes(int64_t rem, int fma) { return fma ? FMA_PANEL : pow2ceil(rem); }
 
+/* Rows of a packed panel: K, or for the FMA kernels up to gemm_panel_stride (zeros past K). */
+static int64_t panel_rows(const Prod *p, int fma)
+{
+    return fma ? gemm_panel_stride(p->K) / FMA_PANEL : p->K;
+}
+
 static int64_t packed_matrix_size(const Prod *p, int fma)
 {
     int64_t w = fma ? FMA_PANEL : PANEL, full = p->N / w, rem = p->N % w;
-    return p->K * (full * w + (rem ? panel_lanes(rem, fma) : 0));
+    return panel_rows(p, fma) * (full * w + (rem ? panel_lanes(rem, fma) : 0));
 }
 
 /* B (and its zero point) re-laid out at compile time, all matrices of B one after the other:
@@ -211,12 +217,12 @@ static const char *emit_packed(Emit *e, const Prod *p, int transposed, int fma)
     for (int64_t mat = 0; mat < p->nmat_b; mat++)
         for (int64_t pn = 0; pn < (transposed ? p->N : full + 1); pn++) {
             int64_t width = transposed ? 1 : pn < full ? pw : rem ? panel_lanes(rem, fma) : 0;
-            for (int64_t k = 0; k < p->K; k++)
+            for (int64_t k = 0; k < (transposed ? p->K : panel_rows(p, fma)); k++)
                 for (int64_t l = 0; l < width; l++) {
                     int64_t col = transposed ? pn : pn * pw + l;
                     double f = 0;
                     int64_t i = 0;
-                    if (col < p->N) {
+                    if (col < p->N && k < p->K) {
                         int64_t at = mat * p->K * p->N + k * p->sbk + col * p->sbn;
                         if (ints) {
                             i = value_get_i(p->B, at);
@@ -307,7 +313,8 @@ static const char *emit_fma(Emit *e, const Prod *p, const char **bref, int64_t *
                     lit(p->K), lit(p->sam), lit(packed ? p->K : p->sbn), cargs);
     else
         call = strf("mlbc_gemm_f32(%s, %s, %s, a, %s, b, %s, %s, %d, %s, y)", lit(p->M),
-                    lit(p->N), lit(p->K), lit(p->sam), lit(packed ? p->K * FMA_PANEL : FMA_PANEL),
+                    lit(p->N), lit(p->K), lit(p->sam),
+                    lit(packed ? gemm_panel_stride(p->K) : FMA_PANEL),
                     lit(packed ? FMA_PANEL : p->sbk), packed, cargs);
     return kernel(e, p->n, "linalg_fma",
                   "DOC", strf("%s: %s = %s x %s%s", p->what, shape_str(p->Y), shape_str(p->A),

@@ -265,7 +265,8 @@ static const char *at_off(const char *p, int64_t off)
 
 /* Rows [r0, r0 + rows) of direction d of W or R ([dirs][gates * hidden][k]) for the float
  * products: a constant is packed at compile time as B = rows^T in panels of 16 columns for
- * mlbc_gemm_f32 (pk[p][k][l] = M[r0 + 16 p + l][k], zero past the last row); a run-time
+ * mlbc_gemm_f32 (pk[p][k][l] = M[r0 + 16 p + l][k], zero past the last row and past k, the
+ * panels gemm_panel_stride(k) apart); a run-time
  * input is read in place by mlbc_dots_f32 (its rows are contiguous along k). */
 static const char *pack_or_ref(Emit *e, Node *n, const Value *m, int d, int64_t r0, int64_t rows,
                                int64_t k)
@@ -273,14 +274,15 @@ static const char *pack_or_ref(Emit *e, Node *n, const Value *m, int d, int64_t 
     int64_t off = (d * numel(m) / m->dim[0]) + r0 * k;
     if (!m->data)
         return at_off(ref(e, m), off);
-    int64_t np = (rows + 15) / 16, count = np * 16 * k, i = 0;
+    int64_t np = (rows + 15) / 16, ps = gemm_panel_stride(k), count = np * ps, i = 0;
     Buf data = {0};
     for (int64_t p = 0; p < np; p++)
-        for (int64_t kk = 0; kk < k; kk++)
+        for (int64_t kk = 0; kk < ps / 16; kk++)
             for (int64_t l = 0; l < 16; l++, i++) {
                 int64_t row = p * 16 + l;
                 buf_puts(&data, i % 16 ? " " : "\n    ");
-                buf_float_lit(&data, row < rows ? value_get_f(m, off + row * k + kk) : 0, DT_FLOAT);
+                double v = row < rows && kk < k ? value_get_f(m, off + row * k + kk) : 0;
+                buf_float_lit(&data, v, DT_FLOAT);
                 if (i + 1 < count)
                     buf_puts(&data, ",");
             }
@@ -320,14 +322,25 @@ static const char *emit_f32(Emit *e, Node *n, const RnnInfo *ri, int d, int reve
     /* The products: Y[M][cols] = A[M][k] M^T (+ c), M packed (gemm) or read in place (dots). */
 #define PRODUCT(packed, M, cols, k, a, lda, mat, c, y)                                             \
     ((packed) ? strf("mlbc_gemm_f32(%s, %s, %s, %s, %s, %s, %s, 16, 1, %s, %s)", M, lit(cols),     \
-                     lit(k), a, lda, mat, lit(16 * (k)), c, y)                                     \
+                     lit(k), a, lda, mat, lit(gemm_panel_stride(k)), c, y)                         \
               : strf("mlbc_dots_f32(%s, %s, %s, %s, %s, %s, %s, %s, %s)", M, lit(cols), lit(k),    \
                      a, lda, mat, lit(k), c, y))
-    const char *xlo = strf("x + %s", ri->layout ? strf("(b * %s + lo) * %s", lit(S), lit(I))
-                                              : strf("(lo * %s + b) * %s", lit(B), lit(I)));
-    const char *project = PRODUCT(wpk, "hi - lo", N, I, xlo, lit(ri->layout ? I : B * I), "w",
-                                  has_bias ? "bias, 0, 1" : "0, 0, 0",
-                                  strf("xw + b * %s", lit(TC * N)));
+    /* Without sequence lengths all rows project the same steps; in layout 0 the rows (t, b)
+     * of X are then contiguous, and one product projects the whole batch: xw[t - lo][b][n]
+     * (base[0] = lo). Else one product per row: xw[b][t - base[b]][n]. */
+    int fold = !input(n, IN_LENS) && !ri->layout && B > 1;
+    const char *project, *xp, *bias_arg = has_bias ? "bias, 0, 1" : "0, 0, 0";
+    if (fold) {
+        project = PRODUCT(wpk, strf("(hi - lo) * %s", lit(B)), N, I,
+                          strf("x + lo * %s", lit(B * I)), lit(I), "w", bias_arg, "xw");
+        xp = strf("xw + ((t - base[0]) * %s + b) * %s", lit(B), lit(N));
+    } else {
+        const char *xlo = strf("x + %s", ri->layout ? strf("(b * %s + lo) * %s", lit(S), lit(I))
+                                                  : strf("(lo * %s + b) * %s", lit(B), lit(I)));
+        project = PRODUCT(wpk, "hi - lo", N, I, xlo, lit(ri->layout ? I : B * I), "w", bias_arg,
+                          strf("xw + b * %s", lit(TC * N)));
+        xp = strf("xw + (b * %s + t - base[b]) * %s", lit(TC), lit(N));
+    }
     const char *recur = PRODUCT(rpk, lit(B), NR, H, "h[0]", lit(H), "r", "0, 0, 0", "g[0]");
 
     if (G == 4)
@@ -352,7 +365,7 @@ static const char *emit_f32(Emit *e, Node *n, const RnnInfo *ri, int d, int reve
         buf_printf(out, "%sconst long len = %s;\n%sconst long t = %s;\n%sconst float *xp;\n",      \
                    i12, len, i12, reverse ? "len - 1 - s" : "s", i12);                             \
         buf_printf(out, "%sif (s >= len) {\n%s%scontinue;\n%s}\n", i12, zero, i16, i12);           \
-        buf_printf(out, "%sxp = xw + (b * %s + t - base[b]) * %s;\n", i12, lit(TC), lit(N));       \
+        buf_printf(out, "%sxp = %s;\n", i12, xp);                                                 \
         if (!vec)                                                                                  \
             buf_printf(out, "%sfor (j = 0; j < %s; j++) {\n", i12, lit(H));                        \
     } while (0)
@@ -484,7 +497,7 @@ static const char *emit_f32(Emit *e, Node *n, const RnnInfo *ri, int d, int reve
         buf_puts(&doc, "; linear before reset");
     buf_printf(&doc, "; W %s, R %s", wpk ? "packed" : "read in place", rpk ? "packed" : "read in place");
     return kernel(e, n, "rnn_f32", "DOC", doc.p, "PARAMS", params, "XW", lit(TC * B * N),
-        "BATCH", lit(B), "NR", lit(NR), "H", lit(H), "STATE", state.p ? state.p : "",
+        "BATCH", lit(B), "PROWS", lit(fold ? 1 : B), "NR", lit(NR), "H", lit(H), "STATE", state.p ? state.p : "",
         "PROLOGUE", pro ? pro : "", "INIT", init.p, "SEQ", lit(S), "TC", lit(TC), "LEN", len,
         "LO", reverse ? strf("len - s - %s > 0 ? len - s - %s : 0", lit(TC), lit(TC)) : "s",
         "HI", reverse ? "len - s" : strf("s + %s < len ? s + %s : len", lit(TC), lit(TC)),

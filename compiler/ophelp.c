@@ -436,6 +436,8 @@ const char *madd(DType calc, const char *a, const char *b, const char *c)
     return strf("%s * %s + %s", a, b, c);
 }
 
+int64_t gemm_panel_stride(int64_t K) { return 16 * K + (K % 16 ? 0 : 16); }
+
 const char *fused(DType calc, const char *a, const char *b, const char *c)
 {
     if (calc == DT_FLOAT || calc == DT_DOUBLE)

@@ -2,7 +2,9 @@
 // (template gemm_f32; dots_f32 when W and R are run-time inputs):
 //   1. every TC steps, the input projections of those steps for every batch row at once,
 //      xw = X W^T + bias (the W bias, plus the R bias wherever the cell adds it outside a
-//      gate product), one product of (steps) x N per row, into xw[b][t - base[b]][n];
+//      gate product): one product of (steps) x N per row (PROWS = batch), or, when all rows
+//      have the same length and X's rows of a step are contiguous, one of (steps x batch)
+//      x N for the whole batch (PROWS = 1);
 //   2. each step, the recurrent product g = H R^T for the whole batch (M = batch);
 //   3. one loop per row over the hidden units: gate = xw + g, activations, the cell update
 //      (fragment CELL, from compiler/op_rnn.c), the new state written in place (the product
@@ -20,7 +22,7 @@ ${PROLOGUE}    for (b = 0; b < ${BATCH}; b++)
 ${INIT}        }
     for (s = 0; s < ${SEQ}; s++) {
         if (s % ${TC} == 0)
-            for (b = 0; b < ${BATCH}; b++) {
+            for (b = 0; b < ${PROWS}; b++) {
                 const long len = ${LEN};
                 const long lo = ${LO}, hi = ${HI};
                 base[b] = lo;
