@@ -6,6 +6,11 @@
  * axis - a comparison with every boundary, a cast and a sum, per feature. With q sorted the
  * count is a binary search (upper bound for <=, lower bound for <), exact for every x
  * including NaN (no comparison holds: count 0).
+ *
+ * Conv + Relu. A float Conv (the matrix-product kernel of op_conv.c) whose output only a
+ * Relu reads: the Relu node becomes that Conv, its aux the name of the fused activation
+ * ("Relu"), and op_conv.c applies the Relu's own expression to each tile of the product's
+ * output while it is in cache, instead of a pass over the whole tensor: the same bits.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -179,11 +184,43 @@ static int try_bucketize(Graph *g, Node *cmp)
     return 1;
 }
 
+/* The conditions of op_conv.c's matrix-product path: plain float operands, W constant with
+ * at least one tap. */
+static int conv_gemm_like(const Node *conv)
+{
+    if (strcmp(conv->op, "Conv") || *conv->domain || conv->nin < 2 || conv->nout != 1 ||
+        !conv->in[0] || !conv->in[1] || !conv->out[0] || conv->aux)
+        return 0;
+    const Value *w = conv->in[1], *b = conv->nin > 2 ? conv->in[2] : NULL;
+    return conv->in[0]->dt == DT_FLOAT && w->dt == DT_FLOAT && conv->out[0]->dt == DT_FLOAT &&
+           (!b || b->dt == DT_FLOAT) && w->rank >= 3 && numel(w) > 0;
+}
+
+static int try_conv_relu(Graph *g, Node *conv)
+{
+    if (!conv_gemm_like(conv))
+        return 0;
+    Node *relu = sole_consumer(g, conv->out[0]);
+    if (!relu || strcmp(relu->op, "Relu") || *relu->domain || relu->nin != 1 ||
+        relu->nout != 1 || !relu->out[0] || relu->out[0]->dt != DT_FLOAT)
+        return 0;
+    relu->op = conv->op;
+    relu->def = conv->def;
+    relu->opset = conv->opset;
+    relu->name = conv->name;
+    relu->in = conv->in;
+    relu->nin = conv->nin;
+    relu->attr = conv->attr;
+    relu->nattr = conv->nattr;
+    relu->aux = (void *)"Relu";
+    return 1;
+}
+
 int fuse_graph(Graph *g)
 {
     int fused = 0;
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
-            fused += try_bucketize(g, g->nodes[i]);
+            fused += try_bucketize(g, g->nodes[i]) || try_conv_relu(g, g->nodes[i]);
     return fused;
 }

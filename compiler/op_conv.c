@@ -9,6 +9,10 @@
  * stack) and multiplied by W's rows through mlbc_gemm_f32, explicit fused multiply-adds with
  * the same bits on every path.
  *
+ * A Relu that only reads such a Conv's output is fused into it (compiler/fuse.c sets the
+ * Conv's aux to "Relu"): each tile of the product's output goes through templates/conv_relu.c
+ * while it is in cache.
+ *
  * Other Conv types and ConvInteger compute panels of up to 8 output channels of one group at
  * once, the channels being vector lanes (templates/conv_panel.c). A constant W (the usual
  * case) is re-laid out at compile time so that the 8 weights of a tap are contiguous: w[g]
@@ -559,11 +563,18 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
             buf_printf(&body, "%s%s(xg, p0, np, xcol);\n", ind, emit_im2col(e, c));
         buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xcol, 16, np, 0, %s, %s);\n", ind,
                    lit(g->MG), lit(taps), wg, lit(taps), cargs, staged ? "yt" : "yg + p0");
-        if (staged) {
-            decls = ", m";
-            buf_printf(&body, "%sfor (m = 0; m < %s; m++)\n%s    memcpy(yg + m * %s + p0, "
-                       "yt + m * np, (size_t)np * sizeof *yt);\n", ind, lit(g->MG), ind, lit(osp));
-        }
+    }
+    if (c->n->aux) {
+        /* The tile's output, MG x np contiguous: yt, or yg + p0 when the tile is all pixels
+         * or there is one channel per group. */
+        const char *fn = kernel(e, c->n, "conv_relu",
+                                "DOC", strf("Conv: the fused %s", (const char *)c->n->aux), NULL);
+        buf_printf(&body, "%s%s(%s, %s * np);\n", ind, fn, staged ? "yt" : "yg + p0", lit(g->MG));
+    }
+    if (staged) {
+        decls = ", m";
+        buf_printf(&body, "%sfor (m = 0; m < %s; m++)\n%s    memcpy(yg + m * %s + p0, "
+                   "yt + m * np, (size_t)np * sizeof *yt);\n", ind, lit(g->MG), ind, lit(osp));
     }
     Buf params = {0};
     buf_puts(&params, "const float *restrict x, const float *restrict w, ");
@@ -571,11 +582,11 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         buf_puts(&params, "const float *restrict bias, ");
     buf_puts(&params, "float *restrict y");
     const char *fn = kernel(e, c->n, "conv_gemm",
-        "DOC", strf("Conv: %s -> %s, group %lld, %lld taps, %s; %s", shape_str(c->X),
+        "DOC", strf("Conv: %s -> %s, group %lld, %lld taps, %s; %s%s", shape_str(c->X),
                     shape_str(c->Y), (long long)g->G, (long long)taps,
                     direct ? "the columns are x" : tile == osp ? "one tile"
                                                  : strf("tiles of %lld pixels", (long long)tile),
-                    geom_doc(g)),
+                    geom_doc(g), c->n->aux ? strf("; then %s", (const char *)c->n->aux) : ""),
         "PARAMS", params.p, "BUFS", bufs.p ? bufs.p : "", "DECLS", decls,
         "N", lit(g->N), "G", lit(g->G), "C", lit(g->C), "CG", lit(g->CG), "M", lit(g->M),
         "MG", lit(g->MG), "ISP", lit(isp), "OSP", lit(osp), "T", lit(tile),
@@ -606,6 +617,8 @@ static void conv_emit(Emit *e, Node *n)
             return;
         }
     }
+    if (n->aux)
+        node_die(n, "internal: a fused activation needs the matrix-product path");
     int64_t taps = g->CG * numel_dims(g->nsp, g->k);
     c.packed = c.W->data && taps > 0 && (!c.zw || c.zw->data);
     const char *wref, *tw;

@@ -188,186 +188,284 @@ static const char *ints_str(const int64_t *v, int n)
     return b.p ? b.p : "";
 }
 
-static void pool_emit(Emit *e, Node *n)
-{
-    Value *x = n->in[0], *y = n->out[0];
-    /* The indices only where present and used (an unused output has no buffer). */
-    Value *ind = n->nout > 1 && n->out[1] && (n->out[1]->nuse > 0 || n->out[1]->result_index >= 0)
-                     ? n->out[1]
-                     : NULL;
-    int kind = pool_kind(n);
+/* What the parts of a windowed pool's kernel share. */
+typedef struct PoolK {
+    Node *n;
     PoolGeom g;
-    pool_geom(n, x, &g);
-    int r = g.r, l = r - 1;
-    DType t = x->dt, at = calc_type(t);
-    const char *T = dtype_ctype(t), *A = dtype_ctype(at), *sf = libm_sfx(at);
-    int colmajor = ind && attr_int(n, "storage_order", 0) == 1;
-    int include_pad = kind == P_AVG && attr_int(n, "count_include_pad", 0);
-    double p = kind == P_LP ? lp_p(n) : 0;
+    Value *ind;                         /* the indices output, or NULL */
+    int kind, l, colmajor, include_pad;
+    double p;                           /* LpPool's p */
+    DType t, at;                        /* element and computation types */
+    const char *T, *A, *sf;
+    int64_t XS[MAXS], YS[MAXS], IS[MAXS], xplane, yplane, OL;
+} PoolK;
 
-    int64_t XS[MAXS], YS[MAXS], IS[MAXS], xplane = 1, yplane = 1;
+static void pool_setup(Node *n, PoolK *k)
+{
+    memset(k, 0, sizeof *k);
+    k->n = n;
+    /* The indices only where present and used (an unused output has no buffer). */
+    if (n->nout > 1 && n->out[1] && (n->out[1]->nuse > 0 || n->out[1]->result_index >= 0))
+        k->ind = n->out[1];
+    k->kind = pool_kind(n);
+    pool_geom(n, n->in[0], &k->g);
+    int r = k->g.r;
+    k->l = r - 1;
+    k->t = n->in[0]->dt;
+    k->at = calc_type(k->t);
+    k->T = dtype_ctype(k->t);
+    k->A = dtype_ctype(k->at);
+    k->sf = libm_sfx(k->at);
+    k->colmajor = k->ind && attr_int(n, "storage_order", 0) == 1;
+    k->include_pad = k->kind == P_AVG && attr_int(n, "count_include_pad", 0);
+    k->p = k->kind == P_LP ? lp_p(n) : 0;
+    k->xplane = k->yplane = 1;
     for (int a = r - 1; a >= 0; a--) {
-        XS[a] = xplane;
-        YS[a] = yplane;
-        xplane *= g.L[a];
-        yplane *= g.O[a];
+        k->XS[a] = k->xplane;
+        k->YS[a] = k->yplane;
+        k->xplane *= k->g.L[a];
+        k->yplane *= k->g.O[a];
     }
     int64_t s = 1;
     for (int a = 0; a < r; a++) {
-        IS[a] = colmajor ? s : XS[a];
-        s *= g.L[a];
+        k->IS[a] = k->colmajor ? s : k->XS[a];
+        s *= k->g.L[a];
     }
-    int64_t nc = x->dim[0] * x->dim[1], OL = g.O[l];
+    k->OL = k->g.O[k->l];
+}
 
-    Buf b = {0};
-    buf_line(&b, 1, "for (long c = 0; c < %s; c++) {", lit(nc));
-    buf_line(&b, 2, "const %s *restrict xc = x + c * %s;", T, lit(xplane));
-    buf_line(&b, 2, "%s *restrict yc = y + c * %s;", T, lit(yplane));
-    int d = 2;
-    for (int a = 0; a < l; a++) {
-        buf_line(&b, d, "for (long o%d = 0; o%d < %s; o%d++) {", a, a, lit(g.O[a]), a);
-        d++;
-        const char *sv = strf("s%d", a);
-        buf_line(&b, d, "const long %s = %s;", sv, plus(times(strf("o%d", a), g.S[a]), -g.PB[a]));
-        buf_line(&b, d, "const long lo%d = %s < 0 ? %s : 0;", a, sv,
-             over(plus(strf("-%s", sv), g.D[a] - 1), g.D[a]));
-        buf_line(&b, d, "const long e%d = %s;", a,
-             over(strf("%s - %s", lit(g.L[a] + g.D[a] - 1), sv), g.D[a]));
-        buf_line(&b, d, "const long hi%d = e%d < %s ? e%d : %s;", a, a, lit(g.K[a]), a,
-                 lit(g.K[a]));
-    }
-    buf_line(&b, d, "%s acc[%s];", A, lit(OL));
-    if (ind)
-        buf_line(&b, d, "int64_t ia[%s];", lit(OL));
-    buf_line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
-    buf_line(&b, d + 1, "acc[o] = %s;", kind == P_MAX ? lowest(at) : "0");
-    if (ind) {
-        buf_line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
-        buf_line(&b, d + 1, "ia[o] = 0;");
+/* The update of output column u by the tap v = xr[XI] in the generic kernel. */
+static const char *tap_update(const PoolK *k, const char *xi)
+{
+    Buf up = {0};
+    buf_line(&up, 0, "const %s v = %s;", k->A, load_elem(k->t, strf("xr[%s]", xi)));
+    if (k->kind == P_MAX && k->ind)
+        buf_line(&up, 0, "ia[u] = v > acc[u] ? ib + %s : ia[u];",
+                 times(strf("(%s)", xi), k->IS[k->l]));
+    if (k->kind == P_MAX)
+        buf_line(&up, 0, "acc[u] = v > acc[u] ? v : acc[u];");
+    else if (k->kind == P_AVG)
+        buf_line(&up, 0, "acc[u] += v;");
+    else if (k->p == 1)
+        buf_line(&up, 0, "acc[u] += fabs%s(v);", k->sf);
+    else if (k->p == 2)
+        buf_line(&up, 0, "acc[u] = %s;", fused(k->at, "v", "v", "acc[u]"));
+    else
+        buf_line(&up, 0, "acc[u] += pow%s(fabs%s(v), %.17g);", k->sf, k->sf, k->p);
+    return up.p;
+}
+
+/* Generic kernel, at depth d inside the loops over c and the outer output axes: the row of
+ * accumulators acc (and indices ia), updated tap by tap. */
+static void emit_taps(Buf *b, int d, const PoolK *k)
+{
+    const PoolGeom *g = &k->g;
+    int l = k->l;
+    buf_line(b, d, "%s acc[%s];", k->A, lit(k->OL));
+    if (k->ind)
+        buf_line(b, d, "int64_t ia[%s];", lit(k->OL));
+    buf_line(b, d, "for (long o = 0; o < %s; o++)", lit(k->OL));
+    buf_line(b, d + 1, "acc[o] = %s;", k->kind == P_MAX ? lowest(k->at) : "0");
+    if (k->ind) {
+        buf_line(b, d, "for (long o = 0; o < %s; o++)", lit(k->OL));
+        buf_line(b, d + 1, "ia[o] = 0;");
     }
     int dk = d;
     for (int a = 0; a < l; a++) {
-        buf_line(&b, dk, "for (long k%d = lo%d; k%d < hi%d; k%d++) {", a, a, a, a, a);
+        buf_line(b, dk, "for (long k%d = lo%d; k%d < hi%d; k%d++) {", a, a, a, a, a);
         dk++;
     }
     Buf xoff = {0}, ioff = {0};
-    buf_printf(&ioff, "c * %s", lit(xplane));
+    buf_printf(&ioff, "c * %s", lit(k->xplane));
     for (int a = 0; a < l; a++) {
-        const char *pos = strf("(s%d + %s)", a, times(strf("k%d", a), g.D[a]));
-        buf_printf(&xoff, "%s%s", a ? " + " : "", times(pos, XS[a]));
-        buf_printf(&ioff, " + %s", times(pos, IS[a]));
+        const char *pos = strf("(s%d + %s)", a, times(strf("k%d", a), g->D[a]));
+        buf_printf(&xoff, "%s%s", a ? " + " : "", times(pos, k->XS[a]));
+        buf_printf(&ioff, " + %s", times(pos, k->IS[a]));
     }
     if (!xoff.p)
         buf_puts(&xoff, "0");
-    buf_line(&b, dk, "const %s *restrict xr = xc + %s;", T, xoff.p);
-    if (ind)
-        buf_line(&b, dk, "const int64_t ib = %s;", ioff.p);
-    buf_line(&b, dk, "for (long kl = 0; kl < %s; kl++) {", lit(g.K[l]));
+    buf_line(b, dk, "const %s *restrict xr = xc + %s;", k->T, xoff.p);
+    if (k->ind)
+        buf_line(b, dk, "const int64_t ib = %s;", ioff.p);
+    buf_line(b, dk, "for (long kl = 0; kl < %s; kl++) {", lit(g->K[l]));
     dk++;
-    buf_line(&b, dk, "const long off = %s;", plus(times("kl", g.D[l]), -g.PB[l]));
-    buf_line(&b, dk, "const long olo = off < 0 ? %s : 0;", over(plus("-off", g.S[l] - 1), g.S[l]));
-    buf_line(&b, dk, "const long oe = %s;",
-             over(strf("%s - off", lit(g.L[l] + g.S[l] - 1)), g.S[l]));
-    buf_line(&b, dk, "const long ohi = oe < %s ? oe : %s;", lit(OL), lit(OL));
+    buf_line(b, dk, "const long off = %s;", plus(times("kl", g->D[l]), -g->PB[l]));
+    buf_line(b, dk, "const long olo = off < 0 ? %s : 0;", over(plus("-off", g->S[l] - 1), g->S[l]));
+    buf_line(b, dk, "const long oe = %s;",
+             over(strf("%s - off", lit(g->L[l] + g->S[l] - 1)), g->S[l]));
+    buf_line(b, dk, "const long ohi = oe < %s ? oe : %s;", lit(k->OL), lit(k->OL));
     /* Columns in blocks of 8 (an inner loop of constant trip count, which gcc -O2
      * vectorises), then the rest one by one; the update of column u is the same. */
-    const char *xi = strf("%s + off", times("u", g.S[l]));
-    Buf up = {0};
-    buf_line(&up, 0, "const %s v = %s;", A, load_elem(t, strf("xr[%s]", xi)));
-    if (kind == P_MAX && ind) {
-        buf_line(&up, 0, "ia[u] = v > acc[u] ? ib + %s : ia[u];", times(strf("(%s)", xi), IS[l]));
-        buf_line(&up, 0, "acc[u] = v > acc[u] ? v : acc[u];");
-    } else if (kind == P_MAX) {
-        buf_line(&up, 0, "acc[u] = v > acc[u] ? v : acc[u];");
-    } else if (kind == P_AVG) {
-        buf_line(&up, 0, "acc[u] += v;");
-    } else if (p == 1) {
-        buf_line(&up, 0, "acc[u] += fabs%s(v);", sf);
-    } else if (p == 2) {
-        buf_line(&up, 0, "acc[u] = %s;", fused(at, "v", "v", "acc[u]"));
-    } else {
-        buf_line(&up, 0, "acc[u] += pow%s(fabs%s(v), %.17g);", sf, sf, p);
-    }
-    buf_line(&b, dk, "long o = olo;");
-    int blocked = OL >= 8;
-    for (int pass = !blocked; pass < 2; pass++) {
+    const char *up = tap_update(k, strf("%s + off", times("u", g->S[l])));
+    buf_line(b, dk, "long o = olo;");
+    for (int pass = k->OL < 8; pass < 2; pass++) {
         int in = dk + 1 + (pass == 0);
         if (pass == 0) {
-            buf_line(&b, dk, "for (; o + 8 <= ohi; o += 8)");
-            buf_line(&b, dk + 1, "for (long q = 0; q < 8; q++) {");
-            buf_line(&b, in, "const long u = o + q;");
+            buf_line(b, dk, "for (; o + 8 <= ohi; o += 8)");
+            buf_line(b, dk + 1, "for (long q = 0; q < 8; q++) {");
         } else {
             /* counted from o, not up to ohi: gcc -O2 then sees the bound of acc[] */
-            buf_line(&b, dk, "for (long q = 0; q < ohi - o; q++) {");
-            buf_line(&b, in, "const long u = o + q;");
+            buf_line(b, dk, "for (long q = 0; q < ohi - o; q++) {");
         }
-        for (char *ln = up.p; *ln;) {
-            char *nl = strchr(ln, '\n');
-            buf_line(&b, in, "%.*s", (int)(nl - ln), ln);
+        buf_line(b, in, "const long u = o + q;");
+        for (const char *ln = up; *ln;) {
+            const char *nl = strchr(ln, '\n');
+            buf_line(b, in, "%.*s", (int)(nl - ln), ln);
             ln = nl + 1;
         }
-        buf_line(&b, in - 1, "}");
+        buf_line(b, in - 1, "}");
     }
     for (dk--; dk >= d; dk--)
-        buf_line(&b, dk, "}");
-    /* Finish the row. */
-    Buf yoff = {0};
-    for (int a = 0; a < l; a++)
-        buf_printf(&yoff, "%s%s", a ? " + " : "", times(strf("o%d", a), YS[a]));
-    if (!yoff.p)
-        buf_puts(&yoff, "0");
-    buf_line(&b, d, "%s *restrict yr = yc + %s;", T, yoff.p);
-    if (ind)
-        buf_line(&b, d, "int64_t *restrict ir = ind + c * %s + (%s);", lit(yplane), yoff.p);
-    const char *res = "acc[o]";
-    if (kind == P_AVG) {
+        buf_line(b, dk, "}");
+}
+
+/* Generic kernel: the accumulators to the output row yr (and the indices to ir). */
+static void emit_finish(Buf *b, int d, const PoolK *k, const char *yoff)
+{
+    const PoolGeom *g = &k->g;
+    int l = k->l;
+    buf_line(b, d, "%s *restrict yr = yc + %s;", k->T, yoff);
+    if (k->ind)
+        buf_line(b, d, "int64_t *restrict ir = ind + c * %s + (%s);", lit(k->yplane), yoff);
+    if (k->kind == P_AVG) {
         Buf cnt = {0};
         buf_puts(&cnt, "1");
         for (int a = 0; a < l; a++) {
-            if (include_pad)
-                buf_printf(&cnt, " * mlbc_pool_taps(%s, %s, %s, %s)", plus(strf("s%d", a), g.PB[a]),
-                           lit(g.L[a] + g.PB[a] + g.PE[a]), lit(g.K[a]), lit(g.D[a]));
+            if (k->include_pad)
+                buf_printf(&cnt, " * mlbc_pool_taps(%s, %s, %s, %s)", plus(strf("s%d", a), g->PB[a]),
+                           lit(g->L[a] + g->PB[a] + g->PE[a]), lit(g->K[a]), lit(g->D[a]));
             else
                 buf_printf(&cnt, " * (hi%d > lo%d ? hi%d - lo%d : 0)", a, a, a, a);
         }
-        buf_line(&b, d, "const long nrow = %s;", cnt.p);
-        buf_line(&b, d, "for (long o = 0; o < %s; o++) {", lit(OL));
-        if (include_pad)
-            buf_line(&b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
-                 times("o", g.S[l]), lit(g.L[l] + g.PB[l] + g.PE[l]), lit(g.K[l]), lit(g.D[l]));
+        buf_line(b, d, "const long nrow = %s;", cnt.p);
+        buf_line(b, d, "for (long o = 0; o < %s; o++) {", lit(k->OL));
+        if (k->include_pad)
+            buf_line(b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
+                 times("o", g->S[l]), lit(g->L[l] + g->PB[l] + g->PE[l]), lit(g->K[l]), lit(g->D[l]));
         else
-            buf_line(&b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
-                 plus(times("o", g.S[l]), -g.PB[l]), lit(g.L[l]), lit(g.K[l]), lit(g.D[l]));
-        buf_line(&b, d + 1, "yr[o] = %s;", store_elem(t, strf("n ? acc[o] / (%s)n : 0", A)));
-        buf_line(&b, d, "}");
+            buf_line(b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
+                 plus(times("o", g->S[l]), -g->PB[l]), lit(g->L[l]), lit(g->K[l]), lit(g->D[l]));
+        buf_line(b, d + 1, "yr[o] = %s;", store_elem(k->t, strf("n ? acc[o] / (%s)n : 0", k->A)));
+        buf_line(b, d, "}");
+        return;
+    }
+    const char *res = "acc[o]", *sf = k->sf;
+    if (k->kind == P_LP)
+        res = k->p == 1 ? "acc[o]" : k->p == 2 ? strf("sqrt%s(acc[o])", sf)
+                                               : strf("pow%s(acc[o], %.17g)", sf, 1 / k->p);
+    buf_line(b, d, "for (long o = 0; o < %s; o++)", lit(k->OL));
+    buf_line(b, d + 1, "yr[o] = %s;", store_elem(k->t, res));
+    if (k->ind) {
+        buf_line(b, d, "for (long o = 0; o < %s; o++)", lit(k->OL));
+        buf_line(b, d + 1, "ir[o] = ia[o];");
+    }
+}
+
+/* Float MaxPool without indices whose windows all lie inside the rows of the last axis,
+ * with stride 1, or 2 and at least two taps: the vectorised row kernel of
+ * templates/pool_max_rows.c (the same updates in the same order as the generic one). Returns
+ * its name, or NULL when the pool does not qualify. */
+static const char *max_rows_kernel(Emit *e, const PoolK *k)
+{
+    const PoolGeom *g = &k->g;
+    int l = k->l;
+    int64_t S = g->S[l], span = (g->K[l] - 1) * g->D[l];
+    if (k->kind != P_MAX || k->ind || k->t != DT_FLOAT || k->OL < 4 || g->PB[l] ||
+        (k->OL - 1) * S + span >= g->L[l] || !(S == 1 || (S == 2 && span > 0)))
+        return NULL;
+    int64_t rs = l ? g->D[l - 1] * k->XS[l - 1] : 0;
+    kernel(e, k->n, "pool_isa", NULL);  /* its paths, once */
+    return kernel(e, k->n, "pool_max_rows",
+                  "DOC", strf("MaxPool rows: %lld outputs, kernel %lld, stride %lld, dilation "
+                              "%lld; rows %lld apart", (long long)k->OL, (long long)g->K[l],
+                              (long long)S, (long long)g->D[l], (long long)rs),
+                  "OL", lit(k->OL), "K", lit(g->K[l]), "S", lit(S), "D", lit(g->D[l]),
+                  "RS", lit(rs), NULL);
+}
+
+/* The output row yr of a max_rows_kernel pool: -inf, then the window's rows, those of the
+ * last outer axis in one call. */
+static void emit_max_rows(Buf *b, int d, const PoolK *k, const char *yoff, const char *rows)
+{
+    const PoolGeom *g = &k->g;
+    int l = k->l, dk = d;
+    buf_line(b, d, "float *restrict yr = yc + %s;", yoff);
+    buf_line(b, d, "for (long o = 0; o < %s; o++)", lit(k->OL));
+    buf_line(b, d + 1, "yr[o] = -INFINITY;");
+    for (int a = 0; a + 1 < l; a++) {
+        buf_line(b, dk, "for (long k%d = lo%d; k%d < hi%d; k%d++) {", a, a, a, a, a);
+        dk++;
+    }
+    Buf xoff = {0};
+    for (int a = 0; a < l; a++) {
+        const char *ka = a + 1 < l ? strf("k%d", a) : strf("lo%d", a);
+        const char *pos = strf("(s%d + %s)", a, times(ka, g->D[a]));
+        buf_printf(&xoff, "%s%s", a ? " + " : "", times(pos, k->XS[a]));
+    }
+    if (l == 0) {
+        buf_line(b, dk, "%s(xc, 1, yr);", rows);
     } else {
-        if (kind == P_LP)
-            res = p == 1 ? "acc[o]" : p == 2 ? strf("sqrt%s(acc[o])", sf)
-                                             : strf("pow%s(acc[o], %.17g)", sf, 1 / p);
-        buf_line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
-        buf_line(&b, d + 1, "yr[o] = %s;", store_elem(t, res));
-        if (ind) {
-            buf_line(&b, d, "for (long o = 0; o < %s; o++)", lit(OL));
-            buf_line(&b, d + 1, "ir[o] = ia[o];");
-        }
+        buf_line(b, dk, "if (hi%d > lo%d)", l - 1, l - 1);
+        buf_line(b, dk + 1, "%s(xc + %s, hi%d - lo%d, yr);", rows, xoff.p, l - 1, l - 1);
+    }
+    for (dk--; dk >= d; dk--)
+        buf_line(b, dk, "}");
+}
+
+static void pool_emit(Emit *e, Node *n)
+{
+    Value *x = n->in[0], *y = n->out[0];
+    PoolK k;
+    pool_setup(n, &k);
+    const PoolGeom *g = &k.g;
+    int r = g->r, l = k.l;
+
+    Buf b = {0};
+    buf_line(&b, 1, "for (long c = 0; c < %s; c++) {", lit(x->dim[0] * x->dim[1]));
+    buf_line(&b, 2, "const %s *restrict xc = x + c * %s;", k.T, lit(k.xplane));
+    buf_line(&b, 2, "%s *restrict yc = y + c * %s;", k.T, lit(k.yplane));
+    int d = 2;
+    for (int a = 0; a < l; a++) {
+        buf_line(&b, d, "for (long o%d = 0; o%d < %s; o%d++) {", a, a, lit(g->O[a]), a);
+        d++;
+        const char *sv = strf("s%d", a);
+        buf_line(&b, d, "const long %s = %s;", sv, plus(times(strf("o%d", a), g->S[a]), -g->PB[a]));
+        buf_line(&b, d, "const long lo%d = %s < 0 ? %s : 0;", a, sv,
+             over(plus(strf("-%s", sv), g->D[a] - 1), g->D[a]));
+        buf_line(&b, d, "const long e%d = %s;", a,
+             over(strf("%s - %s", lit(g->L[a] + g->D[a] - 1), sv), g->D[a]));
+        buf_line(&b, d, "const long hi%d = e%d < %s ? e%d : %s;", a, a, lit(g->K[a]), a,
+                 lit(g->K[a]));
+    }
+    Buf yoff = {0};
+    for (int a = 0; a < l; a++)
+        buf_printf(&yoff, "%s%s", a ? " + " : "", times(strf("o%d", a), k.YS[a]));
+    if (!yoff.p)
+        buf_puts(&yoff, "0");
+    const char *rows = max_rows_kernel(e, &k);
+    if (rows) {
+        emit_max_rows(&b, d, &k, yoff.p, rows);
+    } else {
+        emit_taps(&b, d, &k);
+        emit_finish(&b, d, &k, yoff.p);
     }
     for (d--; d >= 1; d--)
         buf_line(&b, d, "}");
 
-    const char *params = strf("const %s *restrict x, %s *restrict y%s", T, T,
-                              ind ? ", int64_t *restrict ind" : "");
-    const char *what = kind == P_LP ? strf("LpPool p=%g", p) : n->op;
+    const char *params = strf("const %s *restrict x, %s *restrict y%s", k.T, k.T,
+                              k.ind ? ", int64_t *restrict ind" : "");
+    const char *what = k.kind == P_LP ? strf("LpPool p=%g", k.p) : n->op;
     Buf doc = {0};
     buf_printf(&doc, "%s %s%s -> %s: kernel %s, strides %s, dilations %s", what,
-               dtype_name(t), shape_str(x), shape_str(y), ints_str(g.K, r), ints_str(g.S, r),
-               ints_str(g.D, r));
-    buf_printf(&doc, ", pads %s+%s", ints_str(g.PB, r), ints_str(g.PE, r));
-    if (kind == P_AVG)
-        buf_puts(&doc, include_pad ? ", padding counted" : ", padding not counted");
-    if (ind)
-        buf_puts(&doc, colmajor ? ", indices column-major" : ", indices row-major");
+               dtype_name(k.t), shape_str(x), shape_str(y), ints_str(g->K, r), ints_str(g->S, r),
+               ints_str(g->D, r));
+    buf_printf(&doc, ", pads %s+%s", ints_str(g->PB, r), ints_str(g->PE, r));
+    if (k.kind == P_AVG)
+        buf_puts(&doc, k.include_pad ? ", padding counted" : ", padding not counted");
+    if (k.ind)
+        buf_puts(&doc, k.colmajor ? ", indices column-major" : ", indices row-major");
     const char *fn = kernel(e, n, "pool_nd", "DOC", doc.p, "PARAMS", params, "BODY", b.p, NULL);
-    stmt(e, "%s(%s, %s%s);", fn, ref(e, x), ref(e, y), ind ? strf(", %s", ref(e, ind)) : "");
+    stmt(e, "%s(%s, %s%s);", fn, ref(e, x), ref(e, y), k.ind ? strf(", %s", ref(e, k.ind)) : "");
 }
 
 static double pool_flops(Node *n)
