@@ -526,13 +526,8 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         rows &= pb3[i] >= 0 && pe3[i] >= 0;
     }
     int64_t pad_bytes = padded ? g->CG * prod3(src) * 4 : 0;
-    rows &= pad_bytes <= CONV_PAD_BYTES && out3[2] * (taps + g->MG) * 4 <= CONV_TILE_BYTES;
-    /* The product writes the output planes directly when a tile is all pixels or there is
-     * one channel per group; else a tile of channels is staged in yt. */
+    rows &= pad_bytes <= CONV_PAD_BYTES && out3[2] * taps * 4 <= CONV_TILE_BYTES;
     int64_t tile = direct ? osp : tile_pixels(osp, taps * 4, rows ? out3[2] : 16, CONV_TILE_BYTES);
-    int staged = tile < osp && g->MG > 1;
-    if (staged)
-        tile = tile_pixels(osp, (taps + g->MG) * 4, rows ? out3[2] : 16, CONV_TILE_BYTES);
 
     const char *wg = g->G > 1 ? strf("w + g * %s", lit(g->MG * taps)) : "w";
     const char *cargs = c->B ? (g->G > 1 ? strf("bias + g * %s, 1, 0", lit(g->MG)) : "bias, 1, 0")
@@ -540,8 +535,8 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
     Buf bufs = {0}, pre = {0}, body = {0};
     const char *decls = "", *ind = "                ";
     if (direct) {
-        buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xg + p0, 16, %s, 0, %s, yg + p0);\n",
-                   ind, lit(g->MG), lit(taps), wg, lit(taps), lit(isp), cargs);
+        buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xg + p0, 16, %s, 0, %s, yg + p0, %s);\n",
+                   ind, lit(g->MG), lit(taps), wg, lit(taps), lit(isp), cargs, lit(osp));
     } else {
         const char *xs = "xg";
         if (rows && padded) {
@@ -551,9 +546,6 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
             xs = "xp";
         }
         buf_printf(&bufs, "    float xcol[%s]; /* [tap][pixel of the tile] */\n", lit(taps * tile));
-        if (staged)
-            buf_printf(&bufs, "    float yt[%s]; /* [channel][pixel of the tile] */\n",
-                       lit(g->MG * tile));
         if (rows) {
             const char *fn = emit_im2col_rows(e, c, padded ? src : in3, padded);
             buf_printf(&body, "%s%s(%s, p0 / %s, np / %s, xcol);\n", ind, fn, xs, lit(out3[2]),
@@ -561,20 +553,21 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         }
         else
             buf_printf(&body, "%s%s(xg, p0, np, xcol);\n", ind, emit_im2col(e, c));
-        buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xcol, 16, np, 0, %s, %s);\n", ind,
-                   lit(g->MG), lit(taps), wg, lit(taps), cargs, staged ? "yt" : "yg + p0");
+        buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xcol, 16, np, 0, %s, yg + p0, %s);\n",
+                   ind, lit(g->MG), lit(taps), wg, lit(taps), cargs, lit(osp));
     }
     if (c->n->aux) {
-        /* The tile's output, MG x np contiguous: yt, or yg + p0 when the tile is all pixels
-         * or there is one channel per group. */
+        /* The tile's output: all of the group's planes when the tile is all pixels, else a
+         * run of np pixels per channel. */
         const char *fn = kernel(e, c->n, "conv_relu",
                                 "DOC", strf("Conv: the fused %s", (const char *)c->n->aux), NULL);
-        buf_printf(&body, "%s%s(%s, %s * np);\n", ind, fn, staged ? "yt" : "yg + p0", lit(g->MG));
-    }
-    if (staged) {
-        decls = ", m";
-        buf_printf(&body, "%sfor (m = 0; m < %s; m++)\n%s    memcpy(yg + m * %s + p0, "
-                   "yt + m * np, (size_t)np * sizeof *yt);\n", ind, lit(g->MG), ind, lit(osp));
+        if (tile == osp) {
+            buf_printf(&body, "%s%s(yg, %s);\n", ind, fn, lit(g->MG * osp));
+        } else {
+            decls = ", m";
+            buf_printf(&body, "%sfor (m = 0; m < %s; m++)\n%s    %s(yg + m * %s + p0, np);\n", ind,
+                       lit(g->MG), ind, fn, lit(osp));
+        }
     }
     Buf params = {0};
     buf_puts(&params, "const float *restrict x, const float *restrict w, ");

@@ -312,10 +312,10 @@ static const char *emit_fma(Emit *e, const Prod *p, const char **bref, int64_t *
         call = strf("mlbc_dots_f32(%s, %s, %s, a, %s, b, %s, %s, y)", lit(p->M), lit(p->N),
                     lit(p->K), lit(p->sam), lit(packed ? p->K : p->sbn), cargs);
     else
-        call = strf("mlbc_gemm_f32(%s, %s, %s, a, %s, b, %s, %s, %d, %s, y)", lit(p->M),
+        call = strf("mlbc_gemm_f32(%s, %s, %s, a, %s, b, %s, %s, %d, %s, y, %s)", lit(p->M),
                     lit(p->N), lit(p->K), lit(p->sam),
                     lit(packed ? gemm_panel_stride(p->K) : FMA_PANEL),
-                    lit(packed ? FMA_PANEL : p->sbk), packed, cargs);
+                    lit(packed ? FMA_PANEL : p->sbk), packed, cargs, lit(p->N));
     return kernel(e, p->n, "linalg_fma",
                   "DOC", strf("%s: %s = %s x %s%s", p->what, shape_str(p->Y), shape_str(p->A),
                               shape_str(p->B), packed ? ", B packed at compile time" : ""),

@@ -321,8 +321,8 @@ static const char *emit_f32(Emit *e, Node *n, const RnnInfo *ri, int d, int reve
 
     /* The products: Y[M][cols] = A[M][k] M^T (+ c), M packed (gemm) or read in place (dots). */
 #define PRODUCT(packed, M, cols, k, a, lda, mat, c, y)                                             \
-    ((packed) ? strf("mlbc_gemm_f32(%s, %s, %s, %s, %s, %s, %s, 16, 1, %s, %s)", M, lit(cols),     \
-                     lit(k), a, lda, mat, lit(gemm_panel_stride(k)), c, y)                         \
+    ((packed) ? strf("mlbc_gemm_f32(%s, %s, %s, %s, %s, %s, %s, 16, 1, %s, %s, %s)", M, lit(cols), \
+                     lit(k), a, lda, mat, lit(gemm_panel_stride(k)), c, y, lit(cols))              \
               : strf("mlbc_dots_f32(%s, %s, %s, %s, %s, %s, %s, %s, %s)", M, lit(cols), lit(k),    \
                      a, lda, mat, lit(k), c, y))
     /* Without sequence lengths all rows project the same steps; in layout 0 the rows (t, b)

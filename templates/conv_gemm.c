@@ -4,8 +4,8 @@
 // the group's input as columns (templates/conv_im2col.c; a 1x1 convolution with unit strides
 // and no padding reads x itself). mlbc_gemm_f32 computes each output as one chain of fused
 // multiply-adds over the taps ascending, then adds the bias: the same bits on every path.
-// Tiles of at most T pixels bound the column buffer on the stack; a tile of several output
-// channels is computed into yt, then copied to the channels' planes.
+// Tiles of at most T pixels bound the column buffer on the stack; the product writes each
+// output channel's pixels of the tile in place (its row stride is the plane, OSP).
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {

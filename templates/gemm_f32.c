@@ -121,7 +121,7 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, long K, const float *a, 
 
 /* The tile call for rows [m, m + MR) and panels [p, p + NP). */
 #define MLBC_TILE_ARGS(MR, NP) MR, NP, K, a + m * lda, lda, b + p * bps, bps, bks, pad, cols, \
-                               c ? c + m * csm + p * 16 * csn : 0, csm, csn, y + m * N + p * 16, N
+                               c ? c + m * csm + p * 16 * csn : 0, csm, csn, y + m * ldy + p * 16, ldy
 #define MLBC_BY_ROWS6(F, NP) switch (rows) { /* 3 to 6 */ \
     case 3: F(MLBC_TILE_ARGS(3, NP)); break; \
     case 4: F(MLBC_TILE_ARGS(4, NP)); break; \
@@ -178,14 +178,14 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, long K, const float *a, 
 
 MLBC_PATH MLBC_AVX512 static void mlbc_gemm_f32_avx512(long M, long N, long K, const float *a, long lda,
                                              const float *b, long bps, long bks, int padded,
-                                             const float *c, long csm, long csn, float *y)
+                                             const float *c, long csm, long csn, float *y, long ldy)
 {
     MLBC_GEMM_LOOP(8, MLBC_ONE_ROW_AVX512, MLBC_TWO_ROWS_AVX512, MLBC_ROWS_AVX512, 8, 4, 2)
 }
 
 MLBC_PATH MLBC_AVX2 static void mlbc_gemm_f32_avx2(long M, long N, long K, const float *a, long lda,
                                          const float *b, long bps, long bks, int padded,
-                                         const float *c, long csm, long csn, float *y)
+                                         const float *c, long csm, long csn, float *y, long ldy)
 {
     MLBC_GEMM_LOOP(6, MLBC_ONE_ROW_AVX2, MLBC_TWO_ROWS_AVX2, MLBC_ROWS_AVX2, 4, 2, 1)
 }
@@ -226,7 +226,7 @@ static inline void mlbc_tile_neon(int mr, long K, const float *a, long lda, cons
  * (its loads would pass the end of B) in C: the same chains either way. */
 static void mlbc_gemm_f32_neon(long M, long N, long K, const float *a, long lda,
                                const float *b, long bps, long bks, int padded, const float *c,
-                               long csm, long csn, float *y)
+                               long csm, long csn, float *y, long ldy)
 {
     long p, m;
     (void)padded;
@@ -235,19 +235,19 @@ static void mlbc_gemm_f32_neon(long M, long N, long K, const float *a, long lda,
         long cols = N - p * 16 < 16 ? N - p * 16 : 16;
         if (cols < 16) {
             /* the partial panel: C, into the right columns of y */
-            mlbc_gemm_f32_c(M, cols, K, a, lda, bp, bps, bks, cp, csm, csn, y + p * 16, N);
+            mlbc_gemm_f32_c(M, cols, K, a, lda, bp, bps, bks, cp, csm, csn, y + p * 16, ldy);
             continue;
         }
         for (m = 0; m < M; m += 6) {
             const float *am = a + m * lda, *cm = cp ? cp + m * csm : 0;
-            float *ym = y + m * N + p * 16;
+            float *ym = y + m * ldy + p * 16;
             switch (M - m < 6 ? (int)(M - m) : 6) {
-            case 1: mlbc_tile_neon(1, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
-            case 2: mlbc_tile_neon(2, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
-            case 3: mlbc_tile_neon(3, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
-            case 4: mlbc_tile_neon(4, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
-            case 5: mlbc_tile_neon(5, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
-            default: mlbc_tile_neon(6, K, am, lda, bp, bks, cm, csm, csn, ym, N); break;
+            case 1: mlbc_tile_neon(1, K, am, lda, bp, bks, cm, csm, csn, ym, ldy); break;
+            case 2: mlbc_tile_neon(2, K, am, lda, bp, bks, cm, csm, csn, ym, ldy); break;
+            case 3: mlbc_tile_neon(3, K, am, lda, bp, bks, cm, csm, csn, ym, ldy); break;
+            case 4: mlbc_tile_neon(4, K, am, lda, bp, bks, cm, csm, csn, ym, ldy); break;
+            case 5: mlbc_tile_neon(5, K, am, lda, bp, bks, cm, csm, csn, ym, ldy); break;
+            default: mlbc_tile_neon(6, K, am, lda, bp, bks, cm, csm, csn, ym, ldy); break;
             }
         }
     }
@@ -255,27 +255,27 @@ static void mlbc_gemm_f32_neon(long M, long N, long K, const float *a, long lda,
 #endif
 
 /* Y[M][N] = A B (+ C): a[m][k] = a[m * lda + k], B in panels (see above), c[m][n] =
- * c[m * csm + n * csn] or no c; y dense [M][N]. */
+ * c[m * csm + n * csn] or no c; y[m][n] = y[m * ldy + n]. */
 static void mlbc_gemm_f32(long M, long N, long K, const float *a, long lda, const float *b,
                           long bps, long bks, int padded, const float *c, long csm, long csn,
-                          float *y)
+                          float *y, long ldy)
 {
 #if MLBC_X86
     int isa = mlbc_isa();
     if (isa == 2) {
-        mlbc_gemm_f32_avx512(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y);
+        mlbc_gemm_f32_avx512(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y, ldy);
         return;
     }
     if (isa == 1) {
-        mlbc_gemm_f32_avx2(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y);
+        mlbc_gemm_f32_avx2(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y, ldy);
         return;
     }
 #endif
 #if MLBC_NEON
-    mlbc_gemm_f32_neon(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y);
+    mlbc_gemm_f32_neon(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y, ldy);
 #else
     (void)padded;
-    mlbc_gemm_f32_c(M, N, K, a, lda, b, bps, bks, c, csm, csn, y, N);
+    mlbc_gemm_f32_c(M, N, K, a, lda, b, bps, bks, c, csm, csn, y, ldy);
 #endif
 }
 
