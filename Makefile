@@ -77,14 +77,58 @@ demo: deps all
 bench: all
 	@$(PYTHON) bench/run.py --build $(BUILD)
 
+# make install PREFIX=/usr/local [DESTDIR=/stage]: the tools, libmlbc_rt.a and its public
+# headers, pkg-config and CMake package files, man pages and the Python package mlbc_gym
+# (layout in README.md "Install"). make uninstall removes exactly these files.
+BINDIR     = $(PREFIX)/bin
+LIBDIR     = $(PREFIX)/lib
+INCLUDEDIR = $(PREFIX)/include/mlbc
+MANDIR     = $(PREFIX)/share/man
+PCDIR      = $(LIBDIR)/pkgconfig
+CMAKEDIR   = $(LIBDIR)/cmake/mlbc
+# Where Debian's python3 finds packages: /usr/lib/python3/dist-packages for PREFIX=/usr,
+# else PREFIX/lib/python3.X/dist-packages (on sys.path for /usr/local; else PYTHONPATH).
+PYVER      = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+PYTHONDIR  = $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
+VERSION    = $(shell sed -n 's/^\#define MLBC_VERSION "\(.*\)"/\1/p' compiler/config.h)
+RT_HEADERS = runtime/mlbc_runtime.h runtime/mlbc_model_desc.h
+MANPAGES   = man/mlbc.1 man/mlbc-serve.1 man/mlbc-replay.1
+PY_FILES   = $(sort $(wildcard runtime/python/mlbc_gym/*.py))
+CMAKE_IN   = cmake/mlbcConfig.cmake.in cmake/mlbcConfigVersion.cmake.in
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin
-	install -m 755 $(BUILD)/mlbc $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	@test -n "$(VERSION)" || { echo "install: no MLBC_VERSION in compiler/config.h" >&2; exit 1; }
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PCDIR) \
+	    $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PYTHONDIR)/mlbc_gym
+	install -m 755 $(BUILD)/mlbc $(TOOLS) $(DESTDIR)$(BINDIR)/
+	install -m 644 $(RT_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(RT_HEADERS) $(DESTDIR)$(INCLUDEDIR)/
+	install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
+	install -m 644 $(PY_FILES) $(DESTDIR)$(PYTHONDIR)/mlbc_gym/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' mlbc.pc.in \
+	    > $(DESTDIR)$(PCDIR)/mlbc.pc && chmod 644 $(DESTDIR)$(PCDIR)/mlbc.pc
+	ptr=$$(echo __SIZEOF_POINTER__ | $(CC) -E -P - | tr -d ' ') && \
+	for f in $(CMAKE_IN); do \
+	    o=$(DESTDIR)$(CMAKEDIR)/$$(basename $$f .in) && \
+	    sed -e 's|@VERSION@|$(VERSION)|g' -e "s|@SIZEOF_VOID_P@|$$ptr|g" $$f > $$o && \
+	    chmod 644 $$o || exit 1; \
+	done
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,mlbc $(notdir $(TOOLS))) \
+	    $(DESTDIR)$(LIBDIR)/libmlbc_rt.a $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(RT_HEADERS))) \
+	    $(DESTDIR)$(PCDIR)/mlbc.pc $(DESTDIR)$(CMAKEDIR)/mlbcConfig.cmake \
+	    $(DESTDIR)$(CMAKEDIR)/mlbcConfigVersion.cmake \
+	    $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES))) \
+	    $(addprefix $(DESTDIR)$(PYTHONDIR)/mlbc_gym/,$(notdir $(PY_FILES)))
+	rm -rf $(DESTDIR)$(PYTHONDIR)/mlbc_gym/__pycache__
+	rmdir $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PYTHONDIR)/mlbc_gym \
+	    2>/dev/null || true
 
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all deps test demo bench install clean
+.PHONY: all deps test demo bench install uninstall clean
 
 train-demo: all
 	@$(PYTHON) train/train.py --build $(BUILD)
