@@ -209,6 +209,9 @@ static const struct {
     {"mlbc_tanhf(", "tanh"}, {"mlbc_pool_taps(", "pool_taps"},
     {"mlbc_dot_d(", "rnn_dot_d"}, {"mlbc_dot_h(", "rnn_dot_h"},
     {"mlbc_maddf(", "maddf"}, {"mlbc_accf(", "accf"}, {"mlbc_madd(", "madd"}, {"mlbc_isa(", "isa"}, {"mlbc_gemm_f32(", "gemm_f32"}, {"mlbc_dots_f32(", "dots_f32"},
+    /* the float products' entry points call mlbc_isa() and mlbc_gemm_f32_c(): isa, listed
+     * first, is included before the tiles, which use its macros */
+    {"mlbc_gemm_f32_taps(", "gemm_taps_f32"}, {"mlbc_gemm_f32_c(", "gemm_tile_f32"},
     {"mlbc_vexp_f32(", "vmath_exp"}, {"mlbc_vsigmoid_f32(", "vmath_sigmoid"}, {"mlbc_vtanh_f32(", "vmath_tanh"}, {"mlbc_verf_f32(", "vmath_erf"}, {"mlbc_expk_", "vmath_expk"},
 };
 
@@ -493,10 +496,9 @@ static void put_fenced(Buf *c, const char *body)
     }
 }
 
-void emit_model(Model *m, const Options *o, Buf *c, Buf *h, const char *h_name)
+void emit_model(Model *m, const Options *o, int64_t scratch, Buf *c, Buf *h, const char *h_name)
 {
     Graph *g = m->g;
-    int64_t scratch = plan_memory(g);
     Emit e = {.opt = o, .g = g};
     e.weight_done = xalloc((size_t)g->nvalues + 1);
     const char *N = o->name;

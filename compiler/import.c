@@ -204,6 +204,7 @@ Value *new_value(Graph *g, const char *name)
 {
     g->values = xgrow(g->values, g->nvalues, &g->capvalues, sizeof(Value *));
     Value *v = xalloc(sizeof *v);
+    v->graph = g;
     v->name = name;
     v->rank = -1;
     v->decl_rank = -1;

@@ -1,4 +1,4 @@
-/* infer.c - type and shape inference, constant folding and dead-node removal.
+/* infer.c - type and shape inference and constant folding.
  *
  * One sweep in schedule order: infer a node's outputs, then fold it if all its inputs are
  * constant. Folding as we go lets later shape rules see folded values (the
@@ -9,9 +9,6 @@
 #include <string.h>
 
 #include "mlbc.h"
-
-/* The graph infer_graph is sweeping, for declared_downstream. */
-static Graph *sweep;
 
 static int is_scalar(const Value *x)
 {
@@ -24,13 +21,14 @@ static int is_scalar(const Value *x)
  * asked still compares the data with it). */
 int declared_downstream(const Value *v, int rank, int64_t *dim)
 {
-    const Value **same = xalloc(sizeof *same * (sweep->nvalues + 1));
+    const Graph *g = v->graph;
+    const Value **same = xalloc(sizeof *same * (g->nvalues + 1));
     int nsame = 0;
     same[nsame++] = v;
     for (int grew = 1; grew;) {
         grew = 0;
-        for (int i = 0; i < sweep->nnodes; i++) {
-            Node *m = sweep->nodes[i];
+        for (int i = 0; i < g->nnodes; i++) {
+            Node *m = g->nodes[i];
             if (m->dead || !is_elementwise(m) || m->out[0]->rank >= 0)
                 continue;
             int linked = 0, ok = 1;
@@ -126,26 +124,6 @@ static void fold_node(Node *n)
             n->out[i]->data = NULL;
 }
 
-/* Count live uses; drop nodes none of whose outputs are used, back to front. */
-static void remove_dead(Graph *g)
-{
-    for (int i = 0; i < g->nvalues; i++)
-        g->values[i]->nuse = g->values[i]->result_index >= 0;
-    for (int i = g->nnodes - 1; i >= 0; i--) {
-        Node *n = g->nodes[i];
-        int used = n->keep;
-        for (int k = 0; k < n->nout; k++)
-            used |= n->out[k] && n->out[k]->nuse > 0;
-        if (!used)
-            n->dead = 1;
-        if (n->dead)
-            continue;
-        for (int k = 0; k < n->nin; k++)
-            if (n->in[k])
-                n->in[k]->nuse++;
-    }
-}
-
 /* Some rules know their result from shapes alone (Shape, Size): infer sets the data. */
 static int outputs_known(const Node *n)
 {
@@ -188,11 +166,14 @@ static void insert_nodes(Graph *g, int at, const Splice *s)
         g->nodes[i]->index = i;
 }
 
-void infer_graph(Graph *g)
+void bind_ops(Graph *g)
 {
-    sweep = g;
     for (int i = 0; i < g->nnodes; i++)
         bind_op(g->nodes[i]);
+}
+
+void infer_graph(Graph *g)
+{
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         Splice s = {.g = g};
@@ -203,7 +184,4 @@ void infer_graph(Graph *g)
         insert_nodes(g, i + 1, &s);
         i += s.nnodes;
     }
-    remove_dead(g);
-    if (fuse_graph(g))
-        remove_dead(g);
 }

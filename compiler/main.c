@@ -174,7 +174,7 @@ static void print_tensor(const char *kind, const Value *v)
     printf("  %-7s %-32s %s%s\n", kind, v->name, dtype_name(v->dt), shape_str(v));
 }
 
-static void info(Model *m)
+static void info(Model *m, int64_t scratch)
 {
     Graph *g = m->g;
     int64_t params = 0, weight_bytes = 0;
@@ -189,7 +189,6 @@ static void info(Model *m)
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             flops += op_flops(g->nodes[i]);
-    int64_t scratch = plan_memory(g);
     printf("model '%s' (opset %d)\n", g->name, m->opset);
     for (int i = 0; i < g->ninputs; i++)
         print_tensor("input", g->inputs[i]);
@@ -230,10 +229,17 @@ int main(int argc, char **argv)
         emit_onnx(a.emit_onnx, proto);
         return 0;
     }
-    Model *m = import_model(proto);
-    infer_graph(m->g);
+    /* The pipeline: one line per pass. */
+    Model *m = import_model(proto);     /* import.c: protobuf -> graph IR */
+    Graph *g = m->g;
+    bind_ops(g);                        /* infer.c: each node's operator, or an error */
+    infer_graph(g);                     /* infer.c, lower.c: shapes, folding, control flow */
+    remove_dead(g);                     /* dead.c: drop what nothing needs */
+    if (fuse_graph(g))                  /* fuse.c: exact pattern fusions */
+        remove_dead(g);
+    int64_t scratch = plan_memory(g);   /* plan.c: one scratch arena for intermediates */
     if (a.info)
-        info(m);
+        info(m, scratch);
     if (!a.out) {
         if (a.emit_onnx)
             emit_onnx(a.emit_onnx, proto);
@@ -242,7 +248,7 @@ int main(int argc, char **argv)
     const char *hpath = header_path(&a);
     const char *hname = strrchr(hpath, '/') ? strrchr(hpath, '/') + 1 : hpath;
     Buf c = {0}, h = {0};
-    emit_model(m, &a.opt, &c, &h, hname);
+    emit_model(m, &a.opt, scratch, &c, &h, hname);     /* emit.c: C file and header */
     if (a.emit_onnx)
         emit_onnx(a.emit_onnx, proto);
     write_or_die(hpath, h.p, h.len);

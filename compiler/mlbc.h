@@ -1,10 +1,12 @@
 /* mlbc.h - core types shared by every stage of the compiler.
  *
- * Pipeline (one file per stage):
- *   load.c / text_parse.y  ->  Onnx__ModelProto          (front ends)
- *   import.c               ->  Graph                     (one IR for both)
- *   infer.c                ->  types, shapes, folding, dead-node removal
- *                              (lower.c: If, Loop, Scan unrolled into plain nodes)
+ * Pipeline (main.c runs it, one line per pass):
+ *   import.c (onnx.pb-c) / text_parse.y  ->  Onnx__ModelProto   (front ends: binary, text)
+ *   import.c               ->  Graph: the IR both front ends share
+ *   infer.c                ->  ops bound, types and shapes inferred, constants folded
+ *                              (lower.c: If, Loop, Scan unrolled as the sweep meets them)
+ *   dead.c                 ->  unused nodes dropped, live uses counted
+ *   fuse.c                 ->  exact pattern fusions
  *   plan.c                 ->  scratch memory plan
  *   emit.c                 ->  C source + header
  * Operators live in op_*.c, one file per family: shape rule, folding and emitter together.
@@ -71,11 +73,13 @@ DType dtype_from_name(const char *s);   /* DT_UNDEF if unknown */
 
 typedef struct Node Node;
 typedef struct Value Value;
+typedef struct Graph Graph;
 typedef struct Env Env;
 
 /* A tensor flowing through the graph. */
 struct Value {
     const char *name;                   /* ONNX name */
+    Graph *graph;                       /* the graph it belongs to */
     DType dt;                           /* DT_UNDEF until inferred */
     int rank;                           /* -1 until inferred */
     int64_t dim[MLBC_MAX_RANK];
@@ -121,7 +125,7 @@ struct Node {
                                            outside themselves (lower.c) */
 };
 
-typedef struct Graph {
+struct Graph {
     const char *name;
     Node **nodes;                       /* topologically sorted by import */
     int nnodes;
@@ -131,7 +135,7 @@ typedef struct Graph {
     int ninputs;
     Value **outputs;
     int noutputs;
-} Graph;
+};
 
 typedef struct Model {
     Onnx__ModelProto *proto;            /* what was loaded, for --print/--emit-onnx */
@@ -157,7 +161,13 @@ Node *new_node(const Onnx__NodeProto *np, const char *name, int opset);
 
 /* ---- passes ------------------------------------------------------------------------- */
 
-void infer_graph(Graph *g);             /* infer.c: shapes, folding, dead nodes */
+/* In the order main.c runs them: */
+void bind_ops(Graph *g);                /* infer.c: each node's OpDef; dies on unknown ops */
+void infer_graph(Graph *g);             /* infer.c: types, shapes, folding (lower.c: If,
+                                           Loop and Scan unrolled as the sweep meets them) */
+void remove_dead(Graph *g);             /* dead.c: unused nodes dropped, live uses counted */
+int fuse_graph(Graph *g);               /* fuse.c: pattern fusions; returns how many */
+int64_t plan_memory(Graph *g);          /* plan.c: scratch offsets; returns scratch bytes */
 
 /* The plain nodes that replace a control-flow node, inferred and folded as they are made,
  * in schedule order; infer_graph puts them after the node they replace. */
@@ -182,8 +192,6 @@ int outer_names(const Onnx__NodeProto *np, const char ***names);
 /* lower.c: an If, Loop or Scan is marked dead and replaced by plain nodes spliced into S;
  * returns 0 for any other op. */
 int lower_control(Splice *s, Node *n);
-int fuse_graph(Graph *g);               /* fuse.c: pattern fusions; returns how many */
-int64_t plan_memory(Graph *g);          /* plan.c: returns scratch bytes */
 int is_view(const Node *n);             /* op_shape.c: output = input's bytes, reshaped */
 int is_elementwise(const Node *n);      /* op_elementwise.c: per element, broadcasting */
 /* infer.c: a static shape of RANK for V from downstream (see there); 1 if found */
@@ -327,7 +335,9 @@ typedef struct Options {
     int cxx_wrapper;
 } Options;
 
-void emit_model(Model *m, const Options *o, Buf *c_out, Buf *h_out, const char *h_name);
+/* emit.c: the C file and header of a planned graph (scratch: plan_memory's bytes) */
+void emit_model(Model *m, const Options *o, int64_t scratch, Buf *c_out, Buf *h_out,
+                const char *h_name);
 
 /* templates.c (generated): the template files built into the binary. */
 const char *template_text(const char *name);

@@ -43,10 +43,12 @@ void runner_fail(mlbc_runner *r, const char *fmt, ...) MLBC_PRINTF(2, 3);
 /* snprintf into err (when err and errlen are non-zero). */
 void set_err(char *err, size_t errlen, const char *fmt, ...) MLBC_PRINTF(3, 4);
 
-/* Largest tensor a spec may describe (runner buffers, log payloads). */
-#define MLBC_MAX_TENSOR_BYTES ((size_t)1 << 28)
+/* Largest tensor a spec may describe (runner buffers, log payloads): what the runtime
+ * will allocate for a peer's or a file's say-so. Deliberately below the compiler's
+ * MLBC_MAX_TENSOR_BYTES (compiler/config.h), which bounds tensors of a model being compiled. */
+#define MLBC_RT_MAX_TENSOR_BYTES ((size_t)1 << 28)
 /* 0 if the spec is usable: terminated name, known type, rank 0..MAX, dims >= 0 and at
- * most MLBC_MAX_TENSOR_BYTES; otherwise -1 and an error naming the tensor. */
+ * most MLBC_RT_MAX_TENSOR_BYTES; otherwise -1 and an error naming the tensor. */
 int spec_check(const mlbc_tensor_spec *s, char *err, size_t errlen);
 
 /* The release runner over a model descriptor, also behind the shared-object runner: on

@@ -1,7 +1,8 @@
 /* logread.c - reader for LLVM training logs and captured interactive streams: header (with
  * "score" and/or "advice"), adjacent contexts, observations with or without outcomes.
  * Bounded (a record line is at most MAX_LINE bytes, a payload at most
- * MLBC_MAX_TENSOR_BYTES); anything truncated or malformed is an error with its byte offset. */
+ * MLBC_RT_MAX_TENSOR_BYTES); anything truncated or malformed is an error with its byte
+ * offset. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,9 +143,9 @@ static int parse_header(mlbc_log_reader *r, const json_doc *d, size_t *total)
         if (parse_spec(r, d, &d->v[c], &r->features[r->n]))
             return -1;
         *total += slot_size(&r->features[r->n]);
-        if (*total > MLBC_MAX_TENSOR_BYTES)
+        if (*total > MLBC_RT_MAX_TENSOR_BYTES)
             return fail(r, 0, "observations larger than %zu bytes",
-                        (size_t)MLBC_MAX_TENSOR_BYTES);
+                        (size_t)MLBC_RT_MAX_TENSOR_BYTES);
     }
     if ((r->has_score = score != NULL) && parse_spec(r, d, score, &r->score))
         return -1;

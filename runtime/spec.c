@@ -102,9 +102,9 @@ int spec_check(const mlbc_tensor_spec *s, char *err, size_t errlen)
             return -1;
         }
     n = mlbc_spec_count(s);
-    if (n < 0 || (uint64_t)n > MLBC_MAX_TENSOR_BYTES / mlbc_type_size(s->type)) {
+    if (n < 0 || (uint64_t)n > MLBC_RT_MAX_TENSOR_BYTES / mlbc_type_size(s->type)) {
         set_err(err, errlen, "tensor '%s': shape too large (limit %zu bytes)", s->name,
-                (size_t)MLBC_MAX_TENSOR_BYTES);
+                (size_t)MLBC_RT_MAX_TENSOR_BYTES);
         return -1;
     }
     return 0;

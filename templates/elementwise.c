@@ -1,6 +1,6 @@
 // Elementwise kernel over a broadcast loop nest (compiler/loops.c builds OPEN/CLOSE and
-// the index expressions). LOADS reads each operand into a local named a, b, c, ...; EXPR
-// combines them in the computation type.
+// the index expressions). LOADS reads each operand into a local named a, b, c, ...; STORE
+// combines them in the computation type and converts to y's type.
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
