@@ -17,39 +17,6 @@
 
 #include "mlbc.h"
 
-typedef struct Bucketize {
-    Value q;            /* the boundaries, sorted */
-    int upper;          /* count q <= x (else q < x) */
-    const char *was;    /* the replaced chain, for the kernel's comment */
-} Bucketize;
-
-static void bucketize_infer(Node *n) { (void)n; }  /* output kept from the ReduceSum */
-
-static void bucketize_emit(Emit *e, Node *n)
-{
-    Bucketize *b = n->aux;
-    Value *x = n->in[0], *y = n->out[0];
-    Buf q = {0};
-    for (int64_t i = 0; i < numel(&b->q); i++)
-        buf_printf(&q, "%s%s", i ? (i % 8 ? ", " : ",\n        ") : "", cval(&b->q, i));
-    const char *fn = kernel(e, n, "fused_bucketize", "TX", dtype_ctype(x->dt),
-                            "TY", dtype_ctype(y->dt), "N", lit(numel(&b->q)), "M", lit(numel(x)),
-                            "CMP", b->upper ? "<=" : "<", "Q", q.p, "WAS", b->was, NULL);
-    stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
-}
-
-static double bucketize_flops(Node *n)
-{
-    Bucketize *b = n->aux;
-    double steps = 1;
-    for (int64_t k = numel(&b->q); k > 1; k /= 2)
-        steps++;
-    return (double)numel(n->in[0]) * steps;
-}
-
-static const OpDef bucketize_def = {"Bucketize", bucketize_infer, NULL, bucketize_emit,
-                                    bucketize_flops};
-
 /* The only live consumer of v, or NULL. */
 static Node *sole_consumer(Graph *g, const Value *v)
 {
@@ -176,7 +143,7 @@ static int try_bucketize(Graph *g, Node *cmp)
                   sum->name);
     for (char *p = (char *)b->was; (p = strstr(p, "*/")); )
         *p = '_';
-    sum->def = &bucketize_def;
+    sum->def = find_internal_op("Bucketize");
     sum->op = "Bucketize";
     sum->in[0] = x;
     sum->nin = 1;

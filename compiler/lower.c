@@ -179,22 +179,6 @@ static void stack(Splice *s, Node *ctl, Value **items, int64_t n, int axis, int 
 
 /* ---- run-time checks of what an unrolling assumed ---- */
 
-typedef struct Guard {
-    const char *cmp;                    /* the C comparison of the scalar with k */
-    int64_t k;
-    const char *why;
-} Guard;
-
-static void guard_infer(Node *n) { (void)n; }
-
-static void guard_emit(Emit *e, Node *n)
-{
-    Guard *g = n->aux;
-    check(e, strf("%s[0] %s %s", ref(e, n->in[0]), g->cmp, lit(g->k)), g->why);
-}
-
-static const OpDef guard_def = {"Check", guard_infer, NULL, guard_emit, no_flops};
-
 /* At run time, scalar X CMP K must hold, or run() returns 2 saying WHY. The check goes to
  * position AT of s, before what it guards: X is an input of the control-flow node. */
 static void guard(Splice *s, Node *ctl, int at, Value *x, const char *cmp, int64_t k,
@@ -203,7 +187,7 @@ static void guard(Splice *s, Node *ctl, int at, Value *x, const char *cmp, int64
     Guard *g = xalloc(sizeof *g);
     *g = (Guard){cmp, k, why};
     Node *n = made_node(s, ctl, "Check", &x, 1, 0);
-    n->def = &guard_def;
+    n->def = find_internal_op("Check");
     n->aux = g;
     n->keep = 1;
     splice_node(s, n);

@@ -210,7 +210,21 @@ typedef struct OpDef {
     double (*flops)(Node *n);           /* optional: default = output elements */
 } OpDef;
 
-const OpDef *find_op(const char *name); /* ops.c */
+const OpDef *find_op(const char *name); /* ops.c: an ONNX op_type's definition, or NULL */
+/* ops.c: an operator the passes make (op_internal.c): "Check", "Bucketize" */
+const OpDef *find_internal_op(const char *name);
+
+/* The aux data of the internal operators, made by the passes. */
+typedef struct Guard {                  /* Check (lower.c): in[0][0] CMP K must hold */
+    const char *cmp;                    /* the C comparison of the scalar with k */
+    int64_t k;
+    const char *why;                    /* run()'s message when it does not */
+} Guard;
+typedef struct Bucketize {              /* Bucketize (fuse.c) */
+    Value q;                            /* the boundaries, sorted */
+    int upper;                          /* count q <= x (else q < x) */
+    const char *was;                    /* the replaced chain, for the kernel's comment */
+} Bucketize;
 
 /* Helpers for operator files (ops.c). */
 _Noreturn void node_die(Node *n, const char *fmt, ...);

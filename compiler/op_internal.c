@@ -1,0 +1,49 @@
+/* op_internal.c - operators that passes make and models never name: lower.c's run-time
+ * checks (Check) and fuse.c's Bucketize. They are found with find_internal_op, never by a
+ * model's op_type, and their passes build them from IR data only (the structs in mlbc.h),
+ * so that no pass depends on the emitter.
+ *
+ * Check: at run time the scalar input compared with k must hold, or run() returns 2 saying
+ * why (an unrolled Loop's trip count, a Scan's length, ...).
+ *
+ * Bucketize: count(q <= x) (or q < x) against sorted constant boundaries q, per feature, as
+ * a binary search (templates/fused_bucketize.c); the output keeps the ReduceSum's type and
+ * shape.
+ */
+#include "mlbc.h"
+
+static void no_infer(Node *n) { (void)n; }  /* outputs kept from the nodes they replace */
+
+static void check_emit(Emit *e, Node *n)
+{
+    const Guard *g = n->aux;
+    check(e, strf("%s[0] %s %s", ref(e, n->in[0]), g->cmp, lit(g->k)), g->why);
+}
+
+static void bucketize_emit(Emit *e, Node *n)
+{
+    const Bucketize *b = n->aux;
+    Value *x = n->in[0], *y = n->out[0];
+    Buf q = {0};
+    for (int64_t i = 0; i < numel(&b->q); i++)
+        buf_printf(&q, "%s%s", i ? (i % 8 ? ", " : ",\n        ") : "", cval(&b->q, i));
+    const char *fn = kernel(e, n, "fused_bucketize", "TX", dtype_ctype(x->dt),
+                            "TY", dtype_ctype(y->dt), "N", lit(numel(&b->q)), "M", lit(numel(x)),
+                            "CMP", b->upper ? "<=" : "<", "Q", q.p, "WAS", b->was, NULL);
+    stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
+}
+
+static double bucketize_flops(Node *n)
+{
+    const Bucketize *b = n->aux;
+    double steps = 1;
+    for (int64_t k = numel(&b->q); k > 1; k /= 2)
+        steps++;
+    return (double)numel(n->in[0]) * steps;
+}
+
+const OpDef ops_internal[] = {
+    {"Check", no_infer, NULL, check_emit, no_flops},
+    {"Bucketize", no_infer, NULL, bucketize_emit, bucketize_flops},
+    {0},
+};
