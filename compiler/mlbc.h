@@ -226,7 +226,8 @@ typedef struct Bucketize {              /* Bucketize (fuse.c) */
     const char *was;                    /* the replaced chain, for the kernel's comment */
 } Bucketize;
 
-/* Helpers for operator files (ops.c). */
+/* ---- IR queries for shape rules and passes (graph.c) ---------------------------------- */
+
 _Noreturn void node_die(Node *n, const char *fmt, ...);
 int64_t numel(const Value *v);
 int64_t numel_dims(int rank, const int64_t *dim);
@@ -268,13 +269,24 @@ void alloc_data(Value *v);              /* zeroed data for an inferred value */
  * emitter must then check at run time that the data agree (see check()). */
 int use_declared(Node *n, int i, DType dt);
 
-/* ---- C expressions for generated code (ophelp.c) ------------------------------------------
- * float16/bfloat16 elements are raw uint16_t; they are computed in float (template half). */
-
+/* Element types (float16/bfloat16 elements are raw uint16_t, computed in float). */
 int dtype_is_half(DType t);             /* float16 or bfloat16 */
 int dtype_is_floatish(DType t);         /* float, double, float16 or bfloat16 */
 DType calc_type(DType t);               /* computation type: float for the 16-bit floats, else t */
 int64_t nbytes(const Value *v);         /* size of v's data */
+
+/* Shape-like inputs (op_shape.c, op_layout.c): a shape, axes, repeats, pads... */
+double no_flops(Node *n);               /* flops rule of an op that only moves data */
+Value *need_input(Node *n, int i, const char *what);   /* present, of a fixed-size type */
+Value *need_ints(Node *n, int i, const char *what);    /* present, 1-D, int32 or int64 */
+int64_t ints_count(const Value *v);     /* values in a 1-D (or scalar) input */
+/* Output OUT's shape comes from input IN's data, which is not constant: use_declared or die. */
+void declared_or_die(Node *n, int out, DType dt, int in);
+const char *dims_doc(const Value *v);   /* "float[2,3]" for kernel comments */
+
+/* ---- C expressions for generated code (cexpr.c) -------------------------------------------
+ * float16/bfloat16 elements are raw uint16_t; they are computed in float (template half). */
+
 const char *load_elem(DType t, const char *x);         /* element x of type t in calc_type(t) */
 const char *load_as(DType t, DType ct, const char *x); /* element x of type t as type ct (cast) */
 const char *store_elem(DType t, const char *x);        /* expression x converted to type t (cast) */
@@ -300,14 +312,6 @@ int pow2ceil(int64_t x);                /* smallest power of two >= x (1 for x <
 int64_t gemm_panel_stride(int64_t K);
 void buf_line(Buf *b, int ind, const char *fmt, ...);  /* a code line indented by 4 * ind */
 
-/* Shape-like inputs (op_shape.c, op_layout.c): a shape, axes, repeats, pads... */
-double no_flops(Node *n);               /* flops rule of an op that only moves data */
-Value *need_input(Node *n, int i, const char *what);   /* present, of a fixed-size type */
-Value *need_ints(Node *n, int i, const char *what);    /* present, 1-D, int32 or int64 */
-int64_t ints_count(const Value *v);     /* values in a 1-D (or scalar) input */
-/* Output OUT's shape comes from input IN's data, which is not constant: use_declared or die. */
-void declared_or_die(Node *n, int out, DType dt, int in);
-const char *dims_doc(const Value *v);   /* "float[2,3]" for kernel comments */
 /* A run-time check of non-constant input S through template shape_check; COND reads s[i]. */
 void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why);
 void cond_and(Buf *b, const char *term); /* append a condition to b, joined with && */
