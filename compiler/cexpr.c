@@ -1,6 +1,6 @@
 /* cexpr.c - the C text operator emitters write into generated code: 16-bit float loads and
- * stores, exact literals, multiply-adds that contraction cannot change, libm names, and
- * run-time checks. */
+ * stores, exact literals, multiply-adds that contraction cannot change, libm names. Text
+ * only: nothing here instantiates a kernel. */
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -143,22 +143,9 @@ void buf_line(Buf *b, int ind, const char *fmt, ...)
     buf_printf(b, "%*s%s\n", 4 * ind, "", s);
 }
 
-void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why)
-{
-    const char *fn = kernel(e, n, "shape_check", "DOC", why, "T", dtype_ctype(s->dt), "COND",
-                            cond, NULL);
-    check(e, strf("%s(%s)", fn, ref(e, s)), why);
-}
-
 void cond_and(Buf *b, const char *term)
 {
     if (b->len)
         buf_puts(b, " &&\n           ");
     buf_puts(b, term);
-}
-
-const char *elem_lit(DType t, const void *p)
-{
-    Value v = {.dt = t, .data = (void *)p, .rank = 0};
-    return cval(&v, 0);
 }

@@ -547,3 +547,16 @@ void emit_model(Model *m, const Options *o, int64_t scratch, Buf *c, Buf *h, con
     buf_puts(c, "    return 0;\n}\n\n");
     emit_api(&e, N, c);
 }
+
+void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why)
+{
+    const char *fn = kernel(e, n, "shape_check", "DOC", why, "T", dtype_ctype(s->dt), "COND",
+                            cond, NULL);
+    check(e, strf("%s(%s)", fn, ref(e, s)), why);
+}
+
+const char *elem_lit(DType t, const void *p)
+{
+    Value v = {.dt = t, .data = (void *)p, .rank = 0};
+    return cval(&v, 0);
+}

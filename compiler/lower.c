@@ -13,79 +13,13 @@
  * assumes of run-time values (a Loop's trip count and initial condition) is checked at run
  * time: run() returns 2 otherwise.
  *
- * Names: a subgraph sees the names of the graphs around it (ONNX scoping, through Env).
+ * Names: a subgraph sees the names of the graphs around it (ONNX scoping, through Env,
+ * scope.c).
  * Each copy of a subgraph gets its own values and nodes, named "<node>/<copy>/<name>".
  */
 #include <string.h>
 
 #include "mlbc.h"
-
-/* ---- the names a node's subgraphs take from outside ---- */
-
-typedef struct Names {
-    const char **s;
-    int n, cap;
-} Names;
-
-static int names_has(const Names *ns, const char *name)
-{
-    for (int i = 0; i < ns->n; i++)
-        if (!strcmp(ns->s[i], name))
-            return 1;
-    return 0;
-}
-
-static void names_add(Names *ns, const char *name)
-{
-    if (!name || !*name || names_has(ns, name))
-        return;
-    ns->s = xgrow(ns->s, ns->n, &ns->cap, sizeof(char *));
-    ns->s[ns->n++] = name;
-}
-
-static void node_outer(const Onnx__NodeProto *np, Names *out);
-
-/* Adds to OUT the names G uses but does not define. */
-static void graph_outer(const Onnx__GraphProto *g, Names *out)
-{
-    Names def = {0}, used = {0};
-    for (size_t i = 0; i < g->n_input; i++)
-        names_add(&def, g->input[i]->name);
-    for (size_t i = 0; i < g->n_initializer; i++)
-        names_add(&def, g->initializer[i]->name);
-    for (size_t i = 0; i < g->n_node; i++)
-        for (size_t k = 0; k < g->node[i]->n_output; k++)
-            names_add(&def, g->node[i]->output[k]);
-    for (size_t i = 0; i < g->n_node; i++) {
-        for (size_t k = 0; k < g->node[i]->n_input; k++)
-            names_add(&used, g->node[i]->input[k]);
-        node_outer(g->node[i], &used);
-    }
-    for (size_t i = 0; i < g->n_output; i++)
-        names_add(&used, g->output[i]->name);
-    for (int i = 0; i < used.n; i++)
-        if (!names_has(&def, used.s[i]))
-            names_add(out, used.s[i]);
-}
-
-static void node_outer(const Onnx__NodeProto *np, Names *out)
-{
-    for (size_t i = 0; i < np->n_attribute; i++) {
-        const Onnx__AttributeProto *a = np->attribute[i];
-        if (a->g)
-            graph_outer(a->g, out);
-        for (size_t k = 0; k < a->n_graphs; k++)
-            graph_outer(a->graphs[k], out);
-    }
-}
-
-int outer_names(const Onnx__NodeProto *np, const char ***names)
-{
-    Names ns = {0};
-    node_outer(np, &ns);
-    *names = ns.s;
-    return ns.n;
-}
 
 /* ---- nodes and values made by a lowering ---- */
 

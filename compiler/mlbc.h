@@ -181,12 +181,12 @@ typedef struct Splice {
  * to S. N's def is bound from its op unless already set. */
 void splice_node(Splice *s, Node *n);
 
-/* Name tables (import.c), one per graph or copy of a subgraph: a name not bound in a table
+/* Name tables (scope.c), one per graph or copy of a subgraph: a name not bound in a table
  * is looked up in the enclosing one, `up` (ONNX scoping of subgraphs). */
 Env *env_new(Env *up);
 int env_bind(Env *e, const char *name, Value *v);   /* 0 if NAME is already bound in e */
 Value *env_find(const Env *e, const char *name);    /* NULL if bound nowhere */
-/* lower.c: the names NP's subgraphs (nested ones too) use without defining them; returns
+/* scope.c: the names NP's subgraphs (nested ones too) use without defining them; returns
  * the count. */
 int outer_names(const Onnx__NodeProto *np, const char ***names);
 /* lower.c: an If, Loop or Scan is marked dead and replaced by plain nodes spliced into S;
@@ -312,10 +312,7 @@ int pow2ceil(int64_t x);                /* smallest power of two >= x (1 for x <
 int64_t gemm_panel_stride(int64_t K);
 void buf_line(Buf *b, int ind, const char *fmt, ...);  /* a code line indented by 4 * ind */
 
-/* A run-time check of non-constant input S through template shape_check; COND reads s[i]. */
-void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why);
 void cond_and(Buf *b, const char *term); /* append a condition to b, joined with && */
-const char *elem_lit(DType t, const void *p); /* one element (ONNX layout) as a C literal */
 
 /* ---- emitter (emit.c) ----------------------------------------------------------------- */
 
@@ -335,6 +332,10 @@ const char *lit(int64_t x);
 /* Element i of a constant as a C literal of its type (floats round-trip exactly). */
 const char *cval(const Value *v, int64_t i);
 int use_blas(Emit *e);                  /* --blas given */
+/* A run-time check of non-constant input S through template shape_check; COND reads s[i]. */
+void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why);
+const char *elem_lit(DType t, const void *p); /* one element (ONNX layout) as a C literal */
+
 
 /* loops.c: loop nests over an output shape. Operand k walks its buffer with stride[k][axis]
  * (0 where it is broadcast); open/close bracket the body, idx[k] is operand k's index. */
