@@ -224,8 +224,36 @@ static void helpers_for(Emit *e, const char *code)
             helper(e, helper_calls[i].tmpl);
 }
 
+/* TEXT for a comment whose text starts at column COL: broken at spaces into lines
+ * of at most MLBC_COMMENT_WIDTH columns, each continued by LEAD " * ". A word longer than a
+ * line stays whole. */
+static const char *wrap_comment(const char *text, int col, const char *lead)
+{
+    Buf b = {0};
+    int at = col;
+    while (*text) {
+        size_t word = strcspn(text, " ");
+        if (at > col && at + 1 + (int)word > MLBC_COMMENT_WIDTH) {
+            buf_printf(&b, "\n%s * ", lead);
+            at = (int)strlen(lead) + 3;
+        } else if (at > col) {
+            buf_puts(&b, " ");
+            at++;
+        }
+        buf_put(&b, text, word);
+        at += (int)word;
+        text += word;
+        text += strspn(text, " ");
+    }
+    return b.p ? b.p : "";
+}
+
 const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv)
 {
+    /* Every template's comment has ${DOC} alone on its first line, from column 3. */
+    for (int i = 0; kv[i]; i += 2)
+        if (!strcmp(kv[i], "DOC"))
+            kv[i + 1] = wrap_comment(kv[i + 1], 3, "");
     const char *text = substitute(tmpl, template_body(tmpl), kv);
     for (int i = 0; i < e->ninst; i++)
         if (!strcmp(e->inst[i].text, text))
@@ -311,7 +339,7 @@ static void node_comment(Emit *e, const Node *n)
     /* A name could contain the end of a comment. */
     for (char *p = b.p + 2; (p = strstr(p, "*/")) && p[2]; )
         *p = '_';
-    stmt(e, "%s", b.p);
+    stmt(e, "%s", wrap_comment(b.p, 4, "    "));
 }
 
 static const char *safe_comment(const char *s)
