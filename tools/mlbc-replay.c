@@ -128,7 +128,13 @@ static void print_values(FILE *o, int type, const void *p, int64_t n)
     }
 }
 
-/* ---- main ------------------------------------------------------------------------------------ */
+/* ---- options --------------------------------------------------------------------------------- */
+
+typedef struct options {
+    const char *model, *symbol, *channel, *log_path, *input, *advice;
+    int check, framing, timeout_ms;
+    mlbc_release_options ropt;
+} options;
 
 static const char *need(int argc, char **argv, int *i)
 {
@@ -136,283 +142,403 @@ static const char *need(int argc, char **argv, int *i)
     return argv[++*i];
 }
 
-int main(int argc, char **argv)
+static int parse_timeout(const char *v)
 {
-    const char *model = NULL, *symbol = NULL, *channel = NULL, *log_path = NULL;
-    const char *input = NULL, *advice_opt = NULL;
-    int check = 0, framing = MLBC_FRAMING_LLVM, timeout_ms = 0;
-    mlbc_release_options ropt = { NULL, NULL, NULL };
+    char *end;
+    long t = strtol(v, &end, 10);
+    if (*end || end == v || t < 0 || t > 86400000)
+        usage_error("--timeout: '%s' is not a number of milliseconds", v);
+    return (int)t;
+}
 
+static int parse_framing(const char *v)
+{
+    if (!strcmp(v, "llvm")) return MLBC_FRAMING_LLVM;
+    if (!strcmp(v, "bitstream")) return MLBC_FRAMING_BRIDGE_BITSTREAM;
+    if (!strcmp(v, "json")) return MLBC_FRAMING_BRIDGE_JSON;
+    usage_error("--framing: '%s' is not llvm, bitstream or json", v);
+    return 0;
+}
+
+/* Exits on bad usage (2) and after --help (0). */
+static void parse_options(options *o, int argc, char **argv)
+{
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
-        if (!strcmp(a, "--model")) model = need(argc, argv, &i);
-        else if (!strcmp(a, "--symbol")) symbol = need(argc, argv, &i);
-        else if (!strcmp(a, "--channel")) channel = need(argc, argv, &i);
-        else if (!strcmp(a, "--log")) log_path = need(argc, argv, &i);
-        else if (!strcmp(a, "--advice")) advice_opt = need(argc, argv, &i);
-        else if (!strcmp(a, "--check")) check = 1;
-        else if (!strcmp(a, "--feed-prefix")) ropt.feed_prefix = need(argc, argv, &i);
-        else if (!strcmp(a, "--fetch-prefix")) ropt.fetch_prefix = need(argc, argv, &i);
-        else if (!strcmp(a, "--model-selector")) ropt.model_selector = need(argc, argv, &i);
-        else if (!strcmp(a, "--timeout")) {
-            const char *v = need(argc, argv, &i);
-            char *end;
-            long t = strtol(v, &end, 10);
-            if (*end || end == v || t < 0 || t > 86400000)
-                usage_error("--timeout: '%s' is not a number of milliseconds", v);
-            timeout_ms = (int)t;
-        } else if (!strcmp(a, "--framing")) {
-            const char *v = need(argc, argv, &i);
-            if (!strcmp(v, "llvm")) framing = MLBC_FRAMING_LLVM;
-            else if (!strcmp(v, "bitstream")) framing = MLBC_FRAMING_BRIDGE_BITSTREAM;
-            else if (!strcmp(v, "json")) framing = MLBC_FRAMING_BRIDGE_JSON;
-            else usage_error("--framing: '%s' is not llvm, bitstream or json", v);
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+        if (!strcmp(a, "--model")) o->model = need(argc, argv, &i);
+        else if (!strcmp(a, "--symbol")) o->symbol = need(argc, argv, &i);
+        else if (!strcmp(a, "--channel")) o->channel = need(argc, argv, &i);
+        else if (!strcmp(a, "--log")) o->log_path = need(argc, argv, &i);
+        else if (!strcmp(a, "--advice")) o->advice = need(argc, argv, &i);
+        else if (!strcmp(a, "--check")) o->check = 1;
+        else if (!strcmp(a, "--feed-prefix")) o->ropt.feed_prefix = need(argc, argv, &i);
+        else if (!strcmp(a, "--fetch-prefix")) o->ropt.fetch_prefix = need(argc, argv, &i);
+        else if (!strcmp(a, "--model-selector")) o->ropt.model_selector = need(argc, argv, &i);
+        else if (!strcmp(a, "--timeout")) o->timeout_ms = parse_timeout(need(argc, argv, &i));
+        else if (!strcmp(a, "--framing")) o->framing = parse_framing(need(argc, argv, &i));
+        else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage_text, stdout);
-            return 0;
+            exit(0);
         } else if (a[0] == '-' && a[1]) usage_error("unknown option '%s'", a);
-        else if (input) usage_error("more than one input ('%s', '%s')", input, a);
-        else input = a;
+        else if (o->input) usage_error("more than one input ('%s', '%s')", o->input, a);
+        else o->input = a;
     }
-    if (!model == !channel) usage_error("give one of --model and --channel");
-    signal(SIGPIPE, SIG_IGN);
+    if (!o->model == !o->channel) usage_error("give one of --model and --channel");
+}
 
-    /* The model's descriptor: to name what is missing, and as the default advice. */
-    void *dl = NULL;
-    const mlbc_model_desc *desc = NULL;
-    char err[512] = "";
-    if (model && !(dl = mlbc_model_open(model, symbol, &desc, err, sizeof err))) {
-        error("%s", err);
-        return 1;
-    }
+/* ---- the replay ------------------------------------------------------------------------------ */
 
-    FILE *in = stdin;
-    const char *in_name = input && strcmp(input, "-") ? input : "<stdin>";
-    if (input && strcmp(input, "-")) {
-        in = fopen(input, "rb");
-        if (!in) {
-            error("cannot open %s: %s", input, strerror(errno));
-            return 1;
-        }
-    }
-    mlbc_log_reader *rd = mlbc_log_open(in, err, sizeof err);
-    if (!rd) {
-        error("%s: %s", in_name, err);
-        return 1;
-    }
-    int nlog = mlbc_log_num_features(rd);
-    mlbc_tensor_spec *logf = calloc((size_t)nlog + 1, sizeof *logf);
-    mlbc_tensor_spec *feat = calloc((size_t)nlog + 2, sizeof *feat);
-    int *from_log = calloc((size_t)nlog + 1, sizeof *from_log);
-    const void **tensors = calloc((size_t)nlog + 2, sizeof *tensors);
-    if (!logf || !feat || !from_log || !tensors) {
-        error("out of memory");
-        return 1;
-    }
-    for (int i = 0; i < nlog; i++) logf[i] = *mlbc_log_feature(rd, i);
+typedef struct replay {
+    options opt;
+    const char *in_name;
+    FILE *in;
+    void *dl;                       /* the policy's shared object (--model) */
+    const mlbc_model_desc *desc;
+    mlbc_log_reader *rd;
+    char err[512];
 
-    /* The advice: --advice, else the stream's, else the model's (first) output. */
+    int nlog;                       /* the log's features */
+    mlbc_tensor_spec *logf;
+    int n;                          /* the runner's features (+ the decision, for --log) */
+    mlbc_tensor_spec *feat;
+    int *from_log;                  /* feat[i] is logf[from_log[i]] */
+    const void **tensors;           /* one observation for the training log */
+    int recorded;                   /* the recorded decision in logf, or -1 */
     mlbc_tensor_spec advice;
-    memset(&advice, 0, sizeof advice);
-    int have_advice = 0;
+    size_t advice_bytes;
+
+    mlbc_log_record rec;            /* the current record; k: what mlbc_log_next said */
+    int k;
+    char first_ctx[1024];
+    int skip_first_context;
+    mlbc_runner *r;
+
+    FILE *log_file;                 /* --log */
+    mlbc_logger *lg;
+    const mlbc_tensor_spec *score;
+
+    long nobs, ndiff;
+    int failed;
+} replay;
+
+/* The model's descriptor: to name what is missing, and as the default advice. */
+static int open_model(replay *rp)
+{
+    if (!rp->opt.model) return 0;
+    rp->dl = mlbc_model_open(rp->opt.model, rp->opt.symbol, &rp->desc, rp->err, sizeof rp->err);
+    if (!rp->dl) {
+        error("%s", rp->err);
+        return -1;
+    }
+    return 0;
+}
+
+static int open_input(replay *rp)
+{
+    const char *input = rp->opt.input;
+    rp->in = stdin;
+    rp->in_name = input && strcmp(input, "-") ? input : "<stdin>";
+    if (input && strcmp(input, "-")) {
+        rp->in = fopen(input, "rb");
+        if (!rp->in) {
+            error("cannot open %s: %s", input, strerror(errno));
+            return -1;
+        }
+    }
+    rp->rd = mlbc_log_open(rp->in, rp->err, sizeof rp->err);
+    if (!rp->rd) {
+        error("%s: %s", rp->in_name, rp->err);
+        return -1;
+    }
+    int nlog = rp->nlog = mlbc_log_num_features(rp->rd);
+    rp->logf = calloc((size_t)nlog + 1, sizeof *rp->logf);
+    rp->feat = calloc((size_t)nlog + 2, sizeof *rp->feat);
+    rp->from_log = calloc((size_t)nlog + 1, sizeof *rp->from_log);
+    rp->tensors = calloc((size_t)nlog + 2, sizeof *rp->tensors);
+    if (!rp->logf || !rp->feat || !rp->from_log || !rp->tensors) {
+        error("out of memory");
+        return -1;
+    }
+    for (int i = 0; i < nlog; i++) rp->logf[i] = *mlbc_log_feature(rp->rd, i);
+    return 0;
+}
+
+/* --advice NAME[:TYPE]. Without a type, the spec of what is so named in the stream's
+ * advice, the log's features or the model's outputs (the later wins), else int64_t. */
+static mlbc_tensor_spec named_advice(const replay *rp)
+{
     int64_t one = 1;
-    if (advice_opt) {
-        char name[MLBC_SPEC_MAX_NAME];
-        snprintf(name, sizeof name, "%s", advice_opt);
-        char *colon = strchr(name, ':');
-        int type = 0;
-        if (colon) {
-            *colon = 0;
-            type = mlbc_type_from_llvm_name(colon + 1);
-            if (!type) usage_error("--advice: unknown type '%s' (int64_t, float, ...)", colon + 1);
-        }
-        advice = mlbc_spec(name, type ? type : MLBC_INT64, 1, &one);
-        if (!type) {
-            const mlbc_tensor_spec *la = mlbc_log_advice(rd);
-            if (la && !strcmp(la->name, name)) advice = *la;
-            for (int i = 0; i < nlog; i++)
-                if (!strcmp(logf[i].name, name)) advice = logf[i];
-            if (desc)
-                for (int j = 0; j < desc->num_results; j++)
-                    if (prefixed_eq(desc->results[j].name, ropt.fetch_prefix, name))
-                        advice = mlbc_spec(name, desc->results[j].dtype, desc->results[j].rank,
-                                           desc->results[j].shape);
-        }
-        have_advice = 1;
-    } else if (mlbc_log_advice(rd)) {
-        advice = *mlbc_log_advice(rd);
-        have_advice = 1;
-    } else if (desc && desc->num_results > 0) {
-        const mlbc_tensor_desc *r = &desc->results[0];
-        advice = mlbc_spec(strip_prefix(r->name, ropt.fetch_prefix), r->dtype, r->rank, r->shape);
-        have_advice = 1;
+    char name[MLBC_SPEC_MAX_NAME];
+    snprintf(name, sizeof name, "%s", rp->opt.advice);
+    char *colon = strchr(name, ':');
+    int type = 0;
+    if (colon) {
+        *colon = 0;
+        type = mlbc_type_from_llvm_name(colon + 1);
+        if (!type) usage_error("--advice: unknown type '%s' (int64_t, float, ...)", colon + 1);
     }
-    if (!have_advice) {
-        error("%s has no advice spec; name the decision with --advice NAME[:TYPE]", in_name);
-        return 1;
-    }
+    mlbc_tensor_spec advice = mlbc_spec(name, type ? type : MLBC_INT64, 1, &one);
+    if (type) return advice;
+    const mlbc_tensor_spec *la = mlbc_log_advice(rp->rd);
+    if (la && !strcmp(la->name, name)) advice = *la;
+    for (int i = 0; i < rp->nlog; i++)
+        if (!strcmp(rp->logf[i].name, name)) advice = rp->logf[i];
+    const mlbc_model_desc *d = rp->desc;
+    for (int j = 0; d && j < d->num_results; j++)
+        if (prefixed_eq(d->results[j].name, rp->opt.ropt.fetch_prefix, name))
+            advice = mlbc_spec(name, d->results[j].dtype, d->results[j].rank, d->results[j].shape);
+    return advice;
+}
 
-    /* Runner features: the log's, less a recorded decision (a feature named as the advice). */
-    int recorded = -1, n = 0;
-    for (int i = 0; i < nlog; i++) {
-        if (!strcmp(logf[i].name, advice.name) && recorded < 0) {
-            recorded = i;
-            continue;
-        }
-        from_log[n] = i;
-        feat[n++] = logf[i];
-    }
-    if (check && recorded < 0) {
-        error("--check: %s records no decision (no feature named '%s')", in_name, advice.name);
-        return 1;
-    }
-    if (check && mlbc_spec_bytes(&logf[recorded]) != mlbc_spec_bytes(&advice)) {
-        error("--check: the recorded '%s' and the advice differ in type or shape", advice.name);
-        return 1;
-    }
-
-    /* The first record: the pipe runner sends the first context when it opens. */
-    mlbc_log_record rec;
-    int k = mlbc_log_next(rd, &rec);
-    char first_ctx[1024] = "";
-    int skip_first_context = 0;
-    if (k == 1 && rec.kind == MLBC_RECORD_CONTEXT) {
-        snprintf(first_ctx, sizeof first_ctx, "%s", rec.context ? rec.context : "");
-        skip_first_context = 1;
-    }
-
-    mlbc_runner *r = NULL;
-    if (desc) {
-        if (mlbc_model_check(desc, feat, n, &advice, &ropt, err, sizeof err) < 0) {
-            error("%s does not fit the log: %s", model, err);
-            return 1;
-        }
-        r = mlbc_runner_release(desc, feat, n, &advice, &ropt, err, sizeof err);
+/* The advice: --advice, else the stream's, else the model's (first) output. */
+static int choose_advice(replay *rp)
+{
+    if (rp->opt.advice) {
+        rp->advice = named_advice(rp);
+    } else if (mlbc_log_advice(rp->rd)) {
+        rp->advice = *mlbc_log_advice(rp->rd);
+    } else if (rp->desc && rp->desc->num_results > 0) {
+        const mlbc_tensor_desc *r = &rp->desc->results[0];
+        rp->advice = mlbc_spec(strip_prefix(r->name, rp->opt.ropt.fetch_prefix), r->dtype,
+                               r->rank, r->shape);
     } else {
-        mlbc_pipe_options popt = { framing, timeout_ms, first_ctx };
-        r = mlbc_runner_pipe(channel, feat, n, &advice, &popt, err, sizeof err);
+        error("%s has no advice spec; name the decision with --advice NAME[:TYPE]", rp->in_name);
+        return -1;
     }
-    if (!r) {
-        error("%s: %s", model ? model : channel, err);
-        return 1;
-    }
+    rp->advice_bytes = mlbc_spec_bytes(&rp->advice);
+    return 0;
+}
 
-    FILE *log_file = NULL;
-    mlbc_logger *lg = NULL;
-    const mlbc_tensor_spec *score = mlbc_log_score(rd);
-    if (log_path) {
-        feat[n] = advice;
-        log_file = fopen(log_path, "wb");
-        if (!log_file) {
-            error("cannot write %s: %s", log_path, strerror(errno));
-            return 1;
-        }
-        lg = mlbc_logger_open(log_file, feat, n + 1, score, NULL);
-        if (!lg) {
-            error("cannot start the training log %s", log_path);
-            return 1;
-        }
-    }
-
-    int failed = 0;
-    long nobs = 0, ndiff = 0;
-    size_t advice_bytes = mlbc_spec_bytes(&advice);
-    for (; k == 1; k = mlbc_log_next(rd, &rec)) {
-        const char *ctx = rec.context ? rec.context : "";
-        if (rec.kind == MLBC_RECORD_CONTEXT) {
-            if (skip_first_context) {
-                skip_first_context = 0;
-            } else if (mlbc_runner_set_context(r, ctx) != 0) {
-                error("context \"%s\": %s", ctx, mlbc_runner_error(r));
-                failed = 1;
-                break;
-            }
-            if (lg && mlbc_logger_context(lg, ctx) != 0) {
-                error("writing %s failed", log_path);
-                failed = 1;
-                break;
-            }
+/* Runner features: the log's, less a recorded decision (a feature named as the advice). */
+static int choose_features(replay *rp)
+{
+    const char *name = rp->advice.name;
+    for (int i = 0; i < rp->nlog; i++) {
+        if (!strcmp(rp->logf[i].name, name) && rp->recorded < 0) {
+            rp->recorded = i;
             continue;
         }
-        skip_first_context = 0;
-        if (rec.kind == MLBC_RECORD_OUTCOME) {
-            if (lg && score && mlbc_logger_outcome(lg, rec.tensors[0]) != 0) {
-                error("writing %s failed", log_path);
-                failed = 1;
-                break;
-            }
-            continue;
+        rp->from_log[rp->n] = i;
+        rp->feat[rp->n++] = rp->logf[i];
+    }
+    if (rp->opt.check && rp->recorded < 0) {
+        error("--check: %s records no decision (no feature named '%s')", rp->in_name, name);
+        return -1;
+    }
+    if (rp->opt.check && mlbc_spec_bytes(&rp->logf[rp->recorded]) != rp->advice_bytes) {
+        error("--check: the recorded '%s' and the advice differ in type or shape", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* Reads the first record: the pipe runner sends the first context when it opens. */
+static void read_first_record(replay *rp)
+{
+    rp->k = mlbc_log_next(rp->rd, &rp->rec);
+    if (rp->k == 1 && rp->rec.kind == MLBC_RECORD_CONTEXT) {
+        snprintf(rp->first_ctx, sizeof rp->first_ctx, "%s",
+                 rp->rec.context ? rp->rec.context : "");
+        rp->skip_first_context = 1;
+    }
+}
+
+static int start_runner(replay *rp)
+{
+    const options *o = &rp->opt;
+    read_first_record(rp);
+    if (rp->desc) {
+        if (mlbc_model_check(rp->desc, rp->feat, rp->n, &rp->advice, &o->ropt, rp->err,
+                             sizeof rp->err) < 0) {
+            error("%s does not fit the log: %s", o->model, rp->err);
+            return -1;
         }
-        if (rec.kind != MLBC_RECORD_OBSERVATION) continue;
-        for (int i = 0; i < n; i++) {
-            void *buf = mlbc_runner_input(r, i);
-            if (buf) memcpy(buf, rec.tensors[from_log[i]], mlbc_spec_bytes(&feat[i]));
-        }
-        const void *a = mlbc_runner_evaluate(r);
-        if (!a) {
-            error("context \"%s\", observation %lld: %s", ctx, (long long)rec.id,
-                  mlbc_runner_error(r));
-            failed = 1;
-            break;
-        }
-        nobs++;
-        if (check && memcmp(a, rec.tensors[recorded], advice_bytes) != 0) {
-            if (ndiff++ < 10) {
-                fprintf(stderr, PROG ": context \"%s\", observation %lld: decision", ctx,
-                        (long long)rec.id);
-                print_values(stderr, advice.type, a, mlbc_spec_count(&advice));
-                fprintf(stderr, ", recorded");
-                print_values(stderr, advice.type, rec.tensors[recorded],
-                             mlbc_spec_count(&advice));
-                fputc('\n', stderr);
-            }
-        }
-        if (lg) {
-            for (int i = 0; i < n; i++) tensors[i] = mlbc_runner_input(r, i);
-            tensors[n] = a;
-            if (mlbc_logger_observation(lg, tensors) != 0) {
-                error("writing %s failed", log_path);
-                failed = 1;
-                break;
-            }
-        } else {
-            print_json_string(stdout, ctx);
-            printf(" %lld", (long long)rec.id);
-            print_values(stdout, advice.type, a, mlbc_spec_count(&advice));
-            putchar('\n');
+        rp->r = mlbc_runner_release(rp->desc, rp->feat, rp->n, &rp->advice, &o->ropt, rp->err,
+                                    sizeof rp->err);
+    } else {
+        mlbc_pipe_options popt = { o->framing, o->timeout_ms, rp->first_ctx };
+        rp->r = mlbc_runner_pipe(o->channel, rp->feat, rp->n, &rp->advice, &popt, rp->err,
+                                 sizeof rp->err);
+    }
+    if (!rp->r) {
+        error("%s: %s", o->model ? o->model : o->channel, rp->err);
+        return -1;
+    }
+    return 0;
+}
+
+/* --log: the runner's features, then the decision; the input's outcomes are kept. */
+static int start_training_log(replay *rp)
+{
+    rp->score = mlbc_log_score(rp->rd);
+    if (!rp->opt.log_path) return 0;
+    rp->feat[rp->n] = rp->advice;
+    rp->log_file = fopen(rp->opt.log_path, "wb");
+    if (!rp->log_file) {
+        error("cannot write %s: %s", rp->opt.log_path, strerror(errno));
+        return -1;
+    }
+    rp->lg = mlbc_logger_open(rp->log_file, rp->feat, rp->n + 1, rp->score, NULL);
+    if (!rp->lg) {
+        error("cannot start the training log %s", rp->opt.log_path);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- one record ------------------------------------------------------------------------------ */
+
+static int log_write_failed(const replay *rp)
+{
+    error("writing %s failed", rp->opt.log_path);
+    return -1;
+}
+
+static int replay_context(replay *rp, const char *ctx)
+{
+    if (rp->skip_first_context) {
+        rp->skip_first_context = 0;
+    } else if (mlbc_runner_set_context(rp->r, ctx) != 0) {
+        error("context \"%s\": %s", ctx, mlbc_runner_error(rp->r));
+        return -1;
+    }
+    if (rp->lg && mlbc_logger_context(rp->lg, ctx) != 0) return log_write_failed(rp);
+    return 0;
+}
+
+/* --check: reports the first 10 decisions that differ from the recorded one. */
+static void check_decision(replay *rp, const char *ctx, const void *a)
+{
+    const void *rec = rp->rec.tensors[rp->recorded];
+    if (memcmp(a, rec, rp->advice_bytes) == 0) return;
+    if (rp->ndiff++ >= 10) return;  /* counted, not shown */
+    int64_t count = mlbc_spec_count(&rp->advice);
+    fprintf(stderr, PROG ": context \"%s\", observation %lld: decision", ctx,
+            (long long)rp->rec.id);
+    print_values(stderr, rp->advice.type, a, count);
+    fprintf(stderr, ", recorded");
+    print_values(stderr, rp->advice.type, rec, count);
+    fputc('\n', stderr);
+}
+
+/* Writes the observation and decision a to the training log, or prints the decision. */
+static int put_decision(replay *rp, const char *ctx, const void *a)
+{
+    if (rp->lg) {
+        for (int i = 0; i < rp->n; i++) rp->tensors[i] = mlbc_runner_input(rp->r, i);
+        rp->tensors[rp->n] = a;
+        if (mlbc_logger_observation(rp->lg, rp->tensors) != 0) return log_write_failed(rp);
+        return 0;
+    }
+    print_json_string(stdout, ctx);
+    printf(" %lld", (long long)rp->rec.id);
+    print_values(stdout, rp->advice.type, a, mlbc_spec_count(&rp->advice));
+    putchar('\n');
+    return 0;
+}
+
+static int replay_observation(replay *rp, const char *ctx)
+{
+    for (int i = 0; i < rp->n; i++) {
+        void *buf = mlbc_runner_input(rp->r, i);
+        if (buf)
+            memcpy(buf, rp->rec.tensors[rp->from_log[i]], mlbc_spec_bytes(&rp->feat[i]));
+    }
+    const void *a = mlbc_runner_evaluate(rp->r);
+    if (!a) {
+        error("context \"%s\", observation %lld: %s", ctx, (long long)rp->rec.id,
+              mlbc_runner_error(rp->r));
+        return -1;
+    }
+    rp->nobs++;
+    if (rp->opt.check) check_decision(rp, ctx, a);
+    return put_decision(rp, ctx, a);
+}
+
+/* Returns -1 after an error. */
+static int replay_record(replay *rp)
+{
+    const mlbc_log_record *rec = &rp->rec;
+    const char *ctx = rec->context ? rec->context : "";
+    if (rec->kind == MLBC_RECORD_CONTEXT) return replay_context(rp, ctx);
+    rp->skip_first_context = 0;
+    if (rec->kind == MLBC_RECORD_OUTCOME) {
+        if (rp->lg && rp->score && mlbc_logger_outcome(rp->lg, rec->tensors[0]) != 0)
+            return log_write_failed(rp);
+        return 0;
+    }
+    if (rec->kind != MLBC_RECORD_OBSERVATION) return 0;
+    return replay_observation(rp, ctx);
+}
+
+/* ---- the whole log --------------------------------------------------------------------------- */
+
+static void replay_records(replay *rp)
+{
+    for (; rp->k == 1; rp->k = mlbc_log_next(rp->rd, &rp->rec)) {
+        if (replay_record(rp) < 0) {
+            rp->failed = 1;
+            return;
         }
     }
-    if (k < 0 && !failed) {
-        error("%s: %s", in_name, mlbc_log_error(rd));
-        failed = 1;
+    if (rp->k < 0) {
+        error("%s: %s", rp->in_name, mlbc_log_error(rp->rd));
+        rp->failed = 1;
     }
-    if (lg && mlbc_logger_close(lg) != 0) {
-        error("writing %s failed", log_path);
-        failed = 1;
+}
+
+/* Closes the training log, flushes the output and sums up --check. */
+static void finish(replay *rp)
+{
+    if (rp->lg && mlbc_logger_close(rp->lg) != 0) {
+        log_write_failed(rp);
+        rp->failed = 1;
     }
-    if (log_file && fclose(log_file) != 0) {
-        error("writing %s failed: %s", log_path, strerror(errno));
-        failed = 1;
+    rp->lg = NULL;
+    if (rp->log_file && fclose(rp->log_file) != 0) {
+        error("writing %s failed: %s", rp->opt.log_path, strerror(errno));
+        rp->failed = 1;
     }
+    rp->log_file = NULL;
     if (fflush(stdout) != 0) {
         error("writing the output failed: %s", strerror(errno));
-        failed = 1;
+        rp->failed = 1;
     }
-    if (check) {
-        if (ndiff)
-            fprintf(stderr, PROG ": %ld of %ld decision(s) differ from the recorded '%s'\n",
-                    ndiff, nobs, advice.name);
-        else if (!failed)
-            fprintf(stderr, PROG ": all %ld decision(s) equal the recorded '%s'\n", nobs,
-                    advice.name);
+    if (!rp->opt.check) return;
+    if (rp->ndiff)
+        fprintf(stderr, PROG ": %ld of %ld decision(s) differ from the recorded '%s'\n",
+                rp->ndiff, rp->nobs, rp->advice.name);
+    else if (!rp->failed)
+        fprintf(stderr, PROG ": all %ld decision(s) equal the recorded '%s'\n", rp->nobs,
+                rp->advice.name);
+}
+
+/* Frees what is left (after a failed start, also the training log's file, as exit would). */
+static void release(replay *rp)
+{
+    if (rp->log_file) fclose(rp->log_file);
+    mlbc_runner_free(rp->r);
+    if (rp->rd) mlbc_log_close(rp->rd);
+    if (rp->in && rp->in != stdin) fclose(rp->in);
+    mlbc_model_close(rp->dl);
+    free(rp->logf);
+    free(rp->feat);
+    free(rp->from_log);
+    free(rp->tensors);
+}
+
+int main(int argc, char **argv)
+{
+    replay rp = { .opt = { .framing = MLBC_FRAMING_LLVM }, .recorded = -1 };
+    parse_options(&rp.opt, argc, argv);
+    signal(SIGPIPE, SIG_IGN);
+    if (open_model(&rp) < 0 || open_input(&rp) < 0 || choose_advice(&rp) < 0 ||
+        choose_features(&rp) < 0 || start_runner(&rp) < 0 || start_training_log(&rp) < 0) {
+        release(&rp);
+        return 1;
     }
-    mlbc_runner_free(r);
-    mlbc_log_close(rd);
-    if (in != stdin) fclose(in);
-    mlbc_model_close(dl);
-    free(logf);
-    free(feat);
-    free(from_log);
-    free(tensors);
-    return failed || ndiff ? 1 : 0;
+    replay_records(&rp);
+    finish(&rp);
+    release(&rp);
+    return rp.failed || rp.ndiff ? 1 : 0;
 }

@@ -569,10 +569,9 @@ static int to_int(const char *opt, const char *v, long lo, long hi)
     return (int)x;
 }
 
-int main(int argc, char **argv)
+/* Exits on bad usage (2) and after --help (0). */
+static void parse_options(server *s, int argc, char **argv)
 {
-    server *s = &g;
-    s->fd_in = s->fd_out = -1;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--")) {
@@ -593,7 +592,7 @@ int main(int argc, char **argv)
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) s->verbose = 1;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage_text, stdout);
-            return 0;
+            exit(0);
         } else usage_error("unknown option '%s'", a);
     }
     if (!s->model_path) usage_error("--model is required");
@@ -601,9 +600,10 @@ int main(int argc, char **argv)
     if (snprintf(s->in_path, sizeof s->in_path, "%s.in", s->channel) >= (int)sizeof s->in_path ||
         snprintf(s->out_path, sizeof s->out_path, "%s.out", s->channel) >= (int)sizeof s->out_path)
         usage_error("--channel: name too long");
+}
 
-    if (load_desc(s) < 0) return 1;
-
+static void catch_signals(void)
+{
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;        /* no SA_RESTART: waits return and look at g_signal */
@@ -611,61 +611,89 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
+}
 
+/* Creates BASE.in and BASE.out; cleanup removes them at exit. */
+static int make_fifos(server *s)
+{
     atexit(cleanup);
-    if (make_fifo(s->in_path) < 0) return 1;
+    if (make_fifo(s->in_path) < 0) return -1;
     s->fifos_made = 1;
-    if (make_fifo(s->out_path) < 0) return 1;
-    if (s->command && start_command(s) < 0) return 127;
+    return make_fifo(s->out_path);
+}
 
-    int failed = 0;
-    for (;;) {
-        if (s->max_sessions && s->sessions >= s->max_sessions) break;
-        int w = open_inbound(s);
-        if (w == WAIT_CHILD_GONE) break;
-        if (w != WAIT_READY) {
-            if (w == WAIT_TIMEOUT)
-                error("no compiler opened %s within %d ms (--timeout)", s->in_path, s->timeout_ms);
-            failed = w != WAIT_SIGNAL;
-            break;
-        }
-        /* The compiler now opens BASE.out for writing; a non-blocking open for reading
-         * always succeeds, and poll reports the header (or the compiler's close). */
-        s->fd_out = open(s->out_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        if (s->fd_out < 0) {
-            error("cannot open %s: %s", s->out_path, strerror(errno));
-            failed = 1;
-            break;
-        }
-        short ev = 0;
-        w = wait_readable(s, s->fd_out, now_ms() + s->timeout_ms, 1, &ev);
-        int rc;
-        if (w == WAIT_READY && !(ev & POLLIN)) {
-            /* The compiler opened and closed BASE.out without a header. */
-            if (s->verbose) note("session %ld: the compiler closed the channel at once",
-                                 s->sessions + 1);
-            s->sessions++;
-            rc = SESSION_OK;
-        } else if (w == WAIT_READY) {
-            rc = serve_session(s);
-        } else {
-            if (w == WAIT_CHILD_GONE) {
-                if (s->verbose) note("the command exited before it opened %s", s->out_path);
-            } else if (w == WAIT_TIMEOUT)
-                error("the compiler opened %s but not %s within %d ms (--timeout)", s->in_path,
-                      s->out_path, s->timeout_ms);
-            rc = w == WAIT_CHILD_GONE || w == WAIT_SIGNAL ? SESSION_END : SESSION_FATAL;
-        }
-        close(s->fd_out);
-        close(s->fd_in);
-        s->fd_in = s->fd_out = -1;
-        if (rc == SESSION_FATAL) {
-            failed = 1;
-            break;
-        }
+/* The compiler has opened BASE.in (s->fd_in) and now opens BASE.out (s->fd_out, opened
+ * non-blocking for reading) for writing: poll reports the header, or the compiler's close. */
+static int serve_connection(server *s)
+{
+    short ev = 0;
+    int w = wait_readable(s, s->fd_out, now_ms() + s->timeout_ms, 1, &ev);
+    if (w == WAIT_READY && !(ev & POLLIN)) {
+        /* The compiler opened and closed BASE.out without a header. */
+        if (s->verbose) note("session %ld: the compiler closed the channel at once",
+                             s->sessions + 1);
+        s->sessions++;
+        return SESSION_OK;
+    }
+    if (w == WAIT_READY) return serve_session(s);
+    if (w == WAIT_CHILD_GONE) {
+        if (s->verbose) note("the command exited before it opened %s", s->out_path);
+    } else if (w == WAIT_TIMEOUT)
+        error("the compiler opened %s but not %s within %d ms (--timeout)", s->in_path,
+              s->out_path, s->timeout_ms);
+    return w == WAIT_CHILD_GONE || w == WAIT_SIGNAL ? SESSION_END : SESSION_FATAL;
+}
+
+/* Waits for the compiler to open the channel, then serves it: one session. */
+static int next_session(server *s)
+{
+    int w = open_inbound(s);
+    if (w == WAIT_CHILD_GONE) return SESSION_END;
+    if (w != WAIT_READY) {
+        if (w == WAIT_TIMEOUT)
+            error("no compiler opened %s within %d ms (--timeout)", s->in_path, s->timeout_ms);
+        return w == WAIT_SIGNAL ? SESSION_END : SESSION_FATAL;
+    }
+    /* A non-blocking open for reading always succeeds, whether the writer is there or not. */
+    s->fd_out = open(s->out_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (s->fd_out < 0) {
+        error("cannot open %s: %s", s->out_path, strerror(errno));
+        return SESSION_FATAL;
+    }
+    int rc = serve_connection(s);
+    close(s->fd_out);
+    close(s->fd_in);
+    s->fd_in = s->fd_out = -1;
+    return rc;
+}
+
+/* Serves one session after another; returns 1 after a fatal error. */
+static int serve_sessions(server *s)
+{
+    while (!s->max_sessions || s->sessions < s->max_sessions) {
+        int rc = next_session(s);
+        if (rc == SESSION_FATAL) return 1;
         if (rc == SESSION_END || g_signal) break;
     }
+    return 0;
+}
 
+/* The command opened BASE.in (fd) once more, for a session beyond --sessions: did it send a
+ * header (rather than close the channel at once)? */
+static int unserved_session(server *s, int fd)
+{
+    int fo = open(s->out_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    short ev = 0;
+    int w = fo < 0 ? WAIT_ERROR : wait_readable(s, fo, now_ms() + s->timeout_ms, 1, &ev);
+    close(fd);
+    if (fo >= 0) close(fo);
+    return w == WAIT_READY && (ev & POLLIN);
+}
+
+/* Ends the command: stops it after a signal or (failed) an error, else waits for it.
+ * Returns -1 if it had to be stopped because it started a session nobody would answer. */
+static int end_command(server *s, int failed)
+{
     if (g_signal) {
         stop_child(s, g_signal);
     } else if (failed && s->child && !child_exited(s)) {
@@ -677,20 +705,11 @@ int main(int argc, char **argv)
          * beyond --sessions), nobody would answer: stop it rather than let it hang. */
         int fd = open(s->in_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd >= 0) {
-            int fo = open(s->out_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-            short ev = 0;
-            int w = fo < 0 ? WAIT_ERROR
-                           : wait_readable(s, fo, now_ms() + s->timeout_ms, 1, &ev);
-            close(fd);
-            if (fo >= 0) close(fo);
-            if (w == WAIT_READY && (ev & POLLIN)) {
-                error("the command started session %ld but --sessions is %ld; stopping it",
-                      s->sessions + 1, s->max_sessions);
-                stop_child(s, SIGTERM);
-                failed = 1;
-                break;
-            }
-            continue;
+            if (!unserved_session(s, fd)) continue;
+            error("the command started session %ld but --sessions is %ld; stopping it",
+                  s->sessions + 1, s->max_sessions);
+            stop_child(s, SIGTERM);
+            return -1;
         }
         if (g_signal) {
             stop_child(s, g_signal);
@@ -698,6 +717,12 @@ int main(int argc, char **argv)
         }
         sleep_ms(5);
     }
+    return 0;
+}
+
+/* Completes the training log; returns failed, or 1 if the log could not be written. */
+static int close_log(server *s, int failed)
+{
     if (s->logger && mlbc_logger_close(s->logger) != 0) {
         error("writing %s failed", s->log_path);
         failed = 1;
@@ -708,10 +733,11 @@ int main(int argc, char **argv)
     }
     if (s->log_path && !s->logger && !failed)
         note("no session was served; %s was not written", s->log_path);
-    if (s->verbose)
-        note("%ld session(s), %ld observation(s)", s->sessions, s->observations);
-    cleanup();
-    mlbc_model_close(s->dl);
+    return failed;
+}
+
+static int exit_status(const server *s, int failed)
+{
     if (failed) return 1;
     if (g_signal) return 128 + g_signal;
     if (s->command) {
@@ -720,4 +746,24 @@ int main(int argc, char **argv)
         return 1;
     }
     return 0;
+}
+
+int main(int argc, char **argv)
+{
+    server *s = &g;
+    s->fd_in = s->fd_out = -1;
+    parse_options(s, argc, argv);
+    if (load_desc(s) < 0) return 1;
+    catch_signals();
+    if (make_fifos(s) < 0) return 1;
+    if (s->command && start_command(s) < 0) return 127;
+
+    int failed = serve_sessions(s);
+    if (end_command(s, failed) < 0) failed = 1;
+    failed = close_log(s, failed);
+    if (s->verbose)
+        note("%ld session(s), %ld observation(s)", s->sessions, s->observations);
+    cleanup();
+    mlbc_model_close(s->dl);
+    return exit_status(s, failed);
 }
