@@ -884,141 +884,193 @@ static const char *terms(const char *prefix, const char *last)
     return strf("%.*s", (int)strlen(prefix) - 3, prefix);
 }
 
-static void pad_emit(Emit *e, Node *n)
-{
-    const PadInfo *pi = n->aux;
-    Value *x = n->in[0], *y = n->out[0], *p = input(n, 1), *cv = input(n, 2);
-    int r = x->rank;
-    const char *ct = dtype_ctype(y->dt);
-    if (pi->dyn) {
-        Buf c = {0};
-        for (int d = 0; d < r; d++)
-            if (pi->at[d] >= 0) {
-                /* Bounded first, so that the sum cannot overflow. */
-                int i = pi->at[d], j = pi->at[d] + pi->npads / 2;
-                const char *lo = lit(-x->dim[d]), *hi = lit(y->dim[d]);
-                cond_and(&c, strf("s[%d] >= %s && s[%d] <= %s && s[%d] >= %s && s[%d] <= %s && "
-                                  "s[%d] + s[%d] == %s", i, lo, i, hi, j, lo, j, hi, i, j,
-                                  lit(y->dim[d] - x->dim[d])));
-            }
-        if (c.len)
-            emit_check(e, n, p, c.p, strf("Pad: the pads give %s from %s", shape_str(y),
-                                          shape_str(x)));
-    }
-    if (!numel(y))
-        return;
-    /* Leading pad per axis: a literal, or b<d> read from the pads input. */
+/* What the Pad emitters share: the leading pad of each axis as C text (a literal, or b<d>
+ * read from the pads input), the dense strides and the kernel's parameters and call. */
+typedef struct PadGen {
+    const PadInfo *pi;
+    Value *x, *y;
+    int r;
     const char *B[MLBC_MAX_RANK];
-    Buf pre = {0};
+    int64_t xs[MLBC_MAX_RANK], ys[MLBC_MAX_RANK];
+    Buf pre, params, call;          /* pre: the b<d> declarations */
+    const char *doc;
+} PadGen;
+
+/* Axis d's pads come from the pads input at run time. */
+static int pad_dyn_axis(const PadInfo *pi, int d)
+{
+    return pi->dyn && pi->at[d] >= 0;
+}
+
+/* Run-time pads must give the declared output shape. */
+static void pad_check(Emit *e, Node *n, const PadInfo *pi)
+{
+    Value *x = n->in[0], *y = n->out[0];
+    Buf c = {0};
+    for (int d = 0; d < x->rank; d++)
+        if (pad_dyn_axis(pi, d)) {
+            /* Bounded first, so that the sum cannot overflow. */
+            int i = pi->at[d], j = pi->at[d] + pi->npads / 2;
+            const char *lo = lit(-x->dim[d]), *hi = lit(y->dim[d]);
+            cond_and(&c, strf("s[%d] >= %s && s[%d] <= %s && s[%d] >= %s && s[%d] <= %s && "
+                              "s[%d] + s[%d] == %s", i, lo, i, hi, j, lo, j, hi, i, j,
+                              lit(y->dim[d] - x->dim[d])));
+        }
+    if (c.len)
+        emit_check(e, n, input(n, 1), c.p, strf("Pad: the pads give %s from %s", shape_str(y),
+                                                shape_str(x)));
+}
+
+/* Fills g->B and g->pre; returns whether any axis is padded or cropped. */
+static int pad_leads(PadGen *g)
+{
+    const PadInfo *pi = g->pi;
     int padded = 0;
-    for (int d = 0; d < r; d++) {
-        if (pi->dyn && pi->at[d] >= 0) {
-            B[d] = strf("b%d", d);
-            buf_printf(&pre, "    const long b%d = (long)p[%d];\n", d, pi->at[d]);
+    for (int d = 0; d < g->r; d++) {
+        if (pad_dyn_axis(pi, d)) {
+            g->B[d] = strf("b%d", d);
+            buf_printf(&g->pre, "    const long b%d = (long)p[%d];\n", d, pi->at[d]);
             padded = 1;
         } else {
-            B[d] = lit(pi->dyn ? 0 : pi->pb[d]);
-            padded |= pi->pb[d] != 0 || x->dim[d] != y->dim[d];
+            g->B[d] = lit(pi->dyn ? 0 : pi->pb[d]);
+            padded |= pi->pb[d] != 0 || g->x->dim[d] != g->y->dim[d];
         }
     }
-    int64_t xs[MLBC_MAX_RANK], ys[MLBC_MAX_RANK];
-    dense_strides(r, x->dim, xs);
-    dense_strides(r, y->dim, ys);
-    Buf params = {0}, call = {0}, body = {0};
-    buf_printf(&params, "const %s *restrict x, %s *restrict y", ct, ct);
-    buf_printf(&call, "%s, %s", ref(e, x), ref(e, y));
-    if (pi->dyn) {
-        buf_printf(&params, ", const %s *restrict p", dtype_ctype(p->dt));
-        buf_printf(&call, ", %s", ref(e, p));
-    }
-    const char *doc = strf("Pad %s -> %s, mode %s%s", dims_doc(x), shape_str(y),
-                           attr_str(n, "mode", "constant"), pi->dyn ? ", pads at run time" : "");
-    if (!padded || r == 0) {
-        stmt(e, "memcpy(%s, %s, %s); /* %s */", ref(e, y), ref(e, x), lit(nbytes(y)), doc);
-        return;
-    }
-    buf_puts(&body, pre.p ? pre.p : "");
-    if (pi->mode == PAD_CONSTANT) {
-        const char *v = elem_lit(y->dt, pi->value);
-        if (pi->value_dyn) {
-            buf_printf(&params, ", const %s *restrict c", ct);
-            buf_printf(&call, ", %s", ref(e, cv));
-            v = "c[0]";
+    return padded;
+}
+
+/* The window [LO, HI) of each output axis that the input covers, declaring lo<d>, hi<d> in
+ * BODY for run-time pads; for the last static axis, the run's length and input start.
+ * Returns 0 if some static window is empty. */
+static int pad_windows(const PadGen *g, Buf *body, const char **LO, const char **HI,
+                       int64_t *run, int64_t *skip)
+{
+    const PadInfo *pi = g->pi;
+    int empty = 0;
+    for (int d = 0; d < g->r; d++) {
+        const char *xd = lit(g->x->dim[d]), *yd = lit(g->y->dim[d]);
+        if (pad_dyn_axis(pi, d)) {
+            LO[d] = strf("lo%d", d);
+            HI[d] = strf("hi%d", d);
+            buf_printf(body, "    const long lo%d = b%d > 0 ? b%d : 0;\n", d, d, d);
+            buf_printf(body, "    const long hi%d = b%d + %s < %s ? b%d + %s : %s;\n", d, d, xd,
+                       yd, d, xd, yd);
+        } else {
+            int64_t b = pi->dyn ? 0 : pi->pb[d], end = b + g->x->dim[d];
+            int64_t lo = b > 0 ? b : 0, hi = end < g->y->dim[d] ? end : g->y->dim[d];
+            empty |= hi <= lo;
+            *run = hi - lo;
+            *skip = lo - b;
+            LO[d] = lit(lo);
+            HI[d] = lit(hi);
         }
-        buf_printf(&body, "    for (long i = 0; i < %s; i++)\n        y[i] = %s;\n",
-                   lit(numel(y)), v);
-        /* The window [lo, hi) of each output axis that the input covers. */
-        const char *LO[MLBC_MAX_RANK], *HI[MLBC_MAX_RANK];
-        int64_t run = 0, skip = 0;  /* static innermost run: length, input start */
-        int empty = 0;
-        for (int d = 0; d < r; d++) {
-            if (pi->dyn && pi->at[d] >= 0) {
-                LO[d] = strf("lo%d", d);
-                HI[d] = strf("hi%d", d);
-                buf_printf(&body, "    const long lo%d = b%d > 0 ? b%d : 0;\n", d, d, d);
-                buf_printf(&body, "    const long hi%d = b%d + %s < %s ? b%d + %s : %s;\n", d, d,
-                           lit(x->dim[d]), lit(y->dim[d]), d, lit(x->dim[d]), lit(y->dim[d]));
-            } else {
-                int64_t b = pi->dyn ? 0 : pi->pb[d];
-                int64_t lo = b > 0 ? b : 0, hi = b + x->dim[d] < y->dim[d] ? b + x->dim[d] : y->dim[d];
-                empty |= hi <= lo;
-                run = hi - lo;
-                skip = lo - b;
-                LO[d] = lit(lo);
-                HI[d] = lit(hi);
-            }
-        }
-        if (!empty) {
-            const char *ind = "    ";
-            Buf oi = {0}, ii = {0};
-            for (int d = 0; d < r - 1; d++) {
-                buf_printf(&body, "%sfor (long o%d = %s; o%d < %s; o%d++)\n", ind, d, LO[d], d,
-                           HI[d], d);
-                ind = strf("%s    ", ind);
-                buf_printf(&oi, "o%d * %s + ", d, lit(ys[d]));
-                buf_printf(&ii, strcmp(B[d], "0") ? "(o%d - %s) * %s + " : "o%d%.0s * %s + ", d,
-                           B[d], lit(xs[d]));
-            }
-            int l = r - 1;
-            int dyn_l = pi->dyn && pi->at[l] >= 0;
-            const char *len = dyn_l ? strf("(size_t)(%s - %s) * sizeof *y", HI[l], LO[l])
-                                  : lit(run * (int64_t)dtype_size(y->dt));
-            const char *src = dyn_l ? strf("%s%s - %s", ii.p ? ii.p : "", LO[l], B[l])
-                                    : terms(ii.p, lit(skip));
-            const char *cp = strf("memcpy(y + %s, x + %s, %s);\n", terms(oi.p, LO[l]), src, len);
-            if (dyn_l)
-                buf_printf(&body, "%sif (%s > %s)\n%s    %s", ind, HI[l], LO[l], ind, cp);
-            else
-                buf_printf(&body, "%s%s", ind, cp);
-        }
-        const char *fn = kernel(e, n, "layout_pad_const", "DOC", doc, "PARAMS", params.p,
-                                "BODY", body.p, NULL);
-        stmt(e, "%s(%s);", fn, call.p);
-        return;
     }
-    /* Mapped modes: walk the output in order, each axis adding its source offset. */
-    buf_puts(&body, "    long k = 0;\n");
+    return !empty;
+}
+
+/* The loops over the windows of all axes but the last, around one memcpy of a row. */
+static void pad_rows(const PadGen *g, Buf *body, const char *const *LO, const char *const *HI,
+                     int64_t run, int64_t skip)
+{
+    const char *ind = "    ", *const *B = g->B;
+    Buf oi = {0}, ii = {0};
+    int l = g->r - 1, dyn_l = pad_dyn_axis(g->pi, l);
+    for (int d = 0; d < l; d++) {
+        buf_printf(body, "%sfor (long o%d = %s; o%d < %s; o%d++)\n", ind, d, LO[d], d, HI[d], d);
+        ind = strf("%s    ", ind);
+        buf_printf(&oi, "o%d * %s + ", d, lit(g->ys[d]));
+        buf_printf(&ii, strcmp(B[d], "0") ? "(o%d - %s) * %s + " : "o%d%.0s * %s + ", d, B[d],
+                   lit(g->xs[d]));
+    }
+    const char *len = dyn_l ? strf("(size_t)(%s - %s) * sizeof *y", HI[l], LO[l])
+                            : lit(run * (int64_t)dtype_size(g->y->dt));
+    const char *src = dyn_l ? strf("%s%s - %s", ii.p ? ii.p : "", LO[l], B[l])
+                            : terms(ii.p, lit(skip));
+    const char *cp = strf("memcpy(y + %s, x + %s, %s);\n", terms(oi.p, LO[l]), src, len);
+    if (dyn_l)
+        buf_printf(body, "%sif (%s > %s)\n%s    %s", ind, HI[l], LO[l], ind, cp);
+    else
+        buf_printf(body, "%s%s", ind, cp);
+}
+
+/* Constant mode: fill the output with the value, then copy the input's rows into the
+ * window the pads leave. */
+static void pad_emit_const(Emit *e, Node *n, PadGen *g)
+{
+    const char *v = elem_lit(g->y->dt, g->pi->value);
+    if (g->pi->value_dyn) {
+        buf_printf(&g->params, ", const %s *restrict c", dtype_ctype(g->y->dt));
+        buf_printf(&g->call, ", %s", ref(e, input(n, 2)));
+        v = "c[0]";
+    }
+    const char *LO[MLBC_MAX_RANK], *HI[MLBC_MAX_RANK];
+    int64_t run = 0, skip = 0;      /* static innermost run: length, input start */
+    Buf body = {0};
+    if (pad_windows(g, &body, LO, HI, &run, &skip))
+        pad_rows(g, &body, LO, HI, run, skip);
+    const char *fn = kernel(e, n, "layout_pad_const", "DOC", g->doc, "PARAMS", g->params.p,
+                            "PRE", g->pre.p ? g->pre.p : "", "COUNT", lit(numel(g->y)),
+                            "VALUE", v, "BODY", body.p ? body.p : "", NULL);
+    stmt(e, "%s(%s);", fn, g->call.p);
+}
+
+/* Mapped modes: walk the output in order, each axis adding its source offset. */
+static void pad_emit_map(Emit *e, Node *n, PadGen *g)
+{
+    Buf body = {0};
     const char *ind = "    ", *prev = NULL;
-    for (int d = 0; d < r; d++) {
-        int shifted = strcmp(B[d], "0") != 0, moved = shifted || x->dim[d] != y->dim[d];
-        const char *o = shifted ? strf("o%d - %s", d, B[d]) : strf("o%d", d);
-        const char *s = moved ? strf("${FN}_src(%s, %s)", o, lit(x->dim[d])) : o;
-        const char *term = xs[d] == 1 ? s : strf("%s * %s", s, lit(xs[d]));
+    for (int d = 0; d < g->r; d++) {
+        int64_t xd = g->x->dim[d];
+        int shifted = strcmp(g->B[d], "0") != 0, moved = shifted || xd != g->y->dim[d];
+        const char *o = shifted ? strf("o%d - %s", d, g->B[d]) : strf("o%d", d);
+        const char *s = moved ? strf("${FN}_src(%s, %s)", o, lit(xd)) : o;
+        const char *term = g->xs[d] == 1 ? s : strf("%s * %s", s, lit(g->xs[d]));
         buf_printf(&body, "%sfor (long o%d = 0; o%d < %s; o%d++) {\n", ind, d, d,
-                   lit(y->dim[d]), d);
+                   lit(g->y->dim[d]), d);
         ind = strf("%s    ", ind);
         buf_printf(&body, "%sconst long s%d = %s%s%s;\n", ind, d, prev ? prev : "",
                    prev ? " + " : "", term);
         prev = strf("s%d", d);
     }
     buf_printf(&body, "%sy[k++] = x[%s];\n", ind, prev);
-    for (int d = r - 1; d >= 0; d--) {
+    for (int d = g->r - 1; d >= 0; d--) {
         ind = strf("%.*s", (int)strlen(ind) - 4, ind);
         buf_printf(&body, "%s}\n", ind);
     }
-    const char *fn = kernel(e, n, "layout_pad_map", "DOC", doc, "PARAMS", params.p, "BODY",
-                            body.p, "MAP", pad_map_body(pi->mode), NULL);
-    stmt(e, "%s(%s);", fn, call.p);
+    const char *fn = kernel(e, n, "layout_pad_map", "DOC", g->doc, "PARAMS", g->params.p,
+                            "PRE", g->pre.p ? g->pre.p : "", "BODY", body.p,
+                            "MAP", pad_map_body(g->pi->mode), NULL);
+    stmt(e, "%s(%s);", fn, g->call.p);
+}
+
+static void pad_emit(Emit *e, Node *n)
+{
+    const PadInfo *pi = n->aux;
+    PadGen g = {.pi = pi, .x = n->in[0], .y = n->out[0], .r = n->in[0]->rank};
+    Value *x = g.x, *y = g.y;
+    if (pi->dyn)
+        pad_check(e, n, pi);
+    if (!numel(y))
+        return;
+    int padded = pad_leads(&g);
+    dense_strides(g.r, x->dim, g.xs);
+    dense_strides(g.r, y->dim, g.ys);
+    const char *ct = dtype_ctype(y->dt);
+    buf_printf(&g.params, "const %s *restrict x, %s *restrict y", ct, ct);
+    buf_printf(&g.call, "%s, %s", ref(e, x), ref(e, y));
+    if (pi->dyn) {
+        Value *p = input(n, 1);
+        buf_printf(&g.params, ", const %s *restrict p", dtype_ctype(p->dt));
+        buf_printf(&g.call, ", %s", ref(e, p));
+    }
+    g.doc = strf("Pad %s -> %s, mode %s%s", dims_doc(x), shape_str(y),
+                 attr_str(n, "mode", "constant"), pi->dyn ? ", pads at run time" : "");
+    if (!padded || g.r == 0)
+        stmt(e, "memcpy(%s, %s, %s); /* %s */", ref(e, y), ref(e, x), lit(nbytes(y)), g.doc);
+    else if (pi->mode == PAD_CONSTANT)
+        pad_emit_const(e, n, &g);
+    else
+        pad_emit_map(e, n, &g);
 }
 
 const OpDef ops_layout[] = {

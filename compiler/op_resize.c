@@ -300,194 +300,244 @@ static const char *store_expr(DType t, const char *s)
                 lo, s, hi, hi, s);
 }
 
+/* What the Resize emitters share. */
+typedef struct RzGen {
+    Rz z;
+    Value *x, *y;
+    int r, T, tf;                   /* rank, taps per axis, tf_crop_and_resize */
+    int rt_scales, rt_roi;          /* scales, roi read at run time */
+    DType ct;                       /* type of the tap weights and sums */
+    const char *CT, *XT;
+    int act[MLBC_MAX_RANK], nact;   /* the resized axes */
+    int resized[MLBC_MAX_RANK];     /* axis a is one of them */
+    int64_t xs[MLBC_MAX_RANK], ys[MLBC_MAX_RANK];
+} RzGen;
+
+static const char *mode_name(const Rz *z)
+{
+    return z->mode == NEAREST ? "nearest" : z->mode == LINEAR ? "linear" : "cubic";
+}
+
+/* The coordinate mode, and nearest_mode in nearest mode, for kernel comments. */
+static const char *rz_how(const Rz *z)
+{
+    return z->mode == NEAREST ? strf("%s, %s", z->coord, z->nearest) : z->coord;
+}
+
+/* A non-constant scales or sizes input must give the declared static output shape. */
+static void resize_check_input(Emit *e, Node *n, const RzGen *g)
+{
+    const Rz *z = &g->z;
+    Value *sv = z->sizes ? z->sizes : z->scales, *x = g->x, *y = g->y;
+    if (!sv || sv->data)
+        return;
+    Buf c = {0};
+    for (int i = 0; i < g->r; i++) {
+        if (i)
+            buf_puts(&c, " &&\n           ");
+        if (z->sizes)
+            buf_printf(&c, "s[%d] == %s", i, lit(y->dim[i]));
+        else
+            buf_printf(&c, "(double)s[%d] * %s >= %s && (double)s[%d] * %s < %s", i,
+                       lit(x->dim[i]), float_lit((double)y->dim[i], DT_DOUBLE), i,
+                       lit(x->dim[i]), float_lit((double)y->dim[i] + 1, DT_DOUBLE));
+    }
+    const char *fn = kernel(e, n, "resize_check", "DOC",
+                            strf("%s: '%s' must give the output shape %s", n->op, sv->name,
+                                 shape_str(y)),
+                            "T", dtype_ctype(sv->dt), "COND", g->r ? c.p : "1", NULL);
+    check(e, strf("%s(%s)", fn, ref(e, sv)),
+          strf("%s: the %s input disagrees with the declared output shape", n->op,
+               z->sizes ? "sizes" : "scales"));
+}
+
+/* The scale of axis a and den, the resized length minus 1, "scale * in - 1" (0 when the
+ * length is 1), as arguments of its tap kernel. A constant scale gives a literal; a run-time
+ * scale is a float, whose product with the length is exact in double, so the fused
+ * multiply-add rounds as the plain expression does. */
+static void axis_scale(const RzGen *g, int a, const char **scale, const char **den)
+{
+    const Rz *z = &g->z;
+    int64_t in = g->x->dim[a], out = g->y->dim[a];
+    const char *IN = float_lit((double)in, DT_DOUBLE);
+    if (z->sizes)
+        *scale = strf("%s / %s", float_lit((double)out, DT_DOUBLE), IN);
+    else
+        *scale = g->rt_scales ? strf("(double)scales[%d]", a) : float_lit(z->cs[a], DT_DOUBLE);
+    if (g->rt_scales) {
+        *den = strf("mlbc_madd((double)scales[%d], %s, -1.0)", a, IN);
+    } else {
+        double s = z->sizes ? (double)out / (double)in : z->cs[a];
+        volatile double len = s * (double)in;  /* rounded before the subtraction */
+        *den = float_lit(len - 1, DT_DOUBLE);
+    }
+}
+
+/* roi0, roi1 of axis a as arguments of its tap kernel (only tf_crop_and_resize reads them). */
+static void axis_roi(const RzGen *g, int a, const char **r0, const char **r1)
+{
+    *r0 = "0.0";
+    *r1 = "1.0";
+    if (g->tf && g->rt_roi) {
+        *r0 = strf("(double)roi[%d]", a);
+        *r1 = strf("(double)roi[%d]", g->r + a);
+    } else if (g->tf) {
+        *r0 = float_lit(value_get_f(g->z.roi, a), DT_DOUBLE);
+        *r1 = float_lit(value_get_f(g->z.roi, g->r + a), DT_DOUBLE);
+    }
+}
+
+/* The tap table of resized axis a: its kernel (template resize_taps), its arrays i<a>, w<a>,
+ * e<a> declared in DECLS and the call filling them in TAPS. */
+static void axis_taps(Emit *e, Node *n, const RzGen *g, int a, Buf *decls, Buf *taps)
+{
+    int64_t in = g->x->dim[a], out = g->y->dim[a];
+    int T = g->T;
+    Buf tp = {0};
+    if (T > 1)
+        buf_printf(&tp, ", %s *restrict w", g->CT);
+    if (g->tf)
+        buf_puts(&tp, ", unsigned char *restrict ext");
+    const char *tfn = kernel(e, n, "resize_taps",
+        "DOC", strf("%s taps (%s, %s): %lld -> %lld", n->op, mode_name(&g->z), rz_how(&g->z),
+                    (long long)in, (long long)out),
+        "PARAMS", tp.p ? tp.p : "", "OUT", lit(out), "COORD", coord_expr(&g->z, in),
+        "BODY", taps_body(&g->z, in, g->CT), NULL);
+    buf_printf(decls, "    long i%d[%s];\n", a, lit(out * T));
+    if (T > 1)
+        buf_printf(decls, "    %s w%d[%s];\n", g->CT, a, lit(out * T));
+    if (g->tf)
+        buf_printf(decls, "    unsigned char e%d[%s];\n", a, lit(out));
+    const char *scale, *den, *r0, *r1;
+    axis_scale(g, a, &scale, &den);
+    axis_roi(g, a, &r0, &r1);
+    buf_printf(taps, "    %s(%s, %s, %s, %s, i%d%s%s);\n", tfn, scale, den, r0, r1, a,
+               T > 1 ? strf(", w%d", a) : "", g->tf ? strf(", e%d", a) : "");
+}
+
+/* Each output element copies the element its taps select (nearest, or no resized axis);
+ * BASE is the offset of the axes read straight through, or NULL. */
+static void rz_gather(Buf *loops, const RzGen *g, const char *ind, const char *iy,
+                      const char *base)
+{
+    Buf ix = {0};
+    if (base)
+        buf_puts(&ix, base);
+    for (int k = 0; k < g->nact; k++)
+        buf_printf(&ix, "%si%d[o%d] * %s", ix.len ? " + " : "", g->act[k], g->act[k],
+                   lit(g->xs[g->act[k]]));
+    buf_printf(loops, "%sy[%s] = x[%s];\n", ind, iy, ix.len ? ix.p : "0");
+}
+
+/* Each output element is the nested sum over the taps, one accumulator s<a> per resized axis
+ * from the first (outermost): the innermost adds weighted elements, each outer one adds its
+ * inner sum weighted, all explicit fused multiply-adds (contraction-proof). */
+static void rz_sums(Buf *loops, const RzGen *g, const char *ind, const char *iy,
+                    const char *base)
+{
+    const int *act = g->act;
+    int T = g->T;
+    buf_printf(loops, "%sconst %s *p = x + %s;\n", ind, g->XT, base ? base : "0");
+    const char *in2 = ind;
+    for (int k = 0; k < g->nact; k++) {
+        int a = act[k];
+        const char *prev = k ? strf("p%d", act[k - 1]) : "p";
+        const char *in3 = strf("%s    ", in2), *tap = strf("o%d * %d + t%d", a, T, a);
+        const char *at = strf("i%d[%s] * %s", a, tap, lit(g->xs[a]));
+        buf_printf(loops, "%s%s s%d = 0;\n", in2, g->CT, a);
+        buf_printf(loops, "%sfor (int t%d = 0; t%d < %d; t%d++) {\n", in2, a, a, T, a);
+        if (k + 1 < g->nact) {
+            buf_printf(loops, "%sconst %s *p%d = %s + %s;\n", in3, g->XT, a, prev, at);
+        } else {
+            const char *xv = load_as(g->x->dt, g->ct, strf("%s[%s]", prev, at));
+            buf_printf(loops, "%ss%d = %s;\n", in3, a,
+                       fused(g->ct, strf("w%d[%s]", a, tap), xv, strf("s%d", a)));
+        }
+        in2 = in3;
+    }
+    for (int k = g->nact - 1; k >= 0; k--) {
+        int a = act[k], u = k ? act[k - 1] : 0;
+        in2 = strf("%.*s", (int)strlen(in2) - 4, in2);
+        buf_printf(loops, "%s}\n", in2);
+        if (k > 0)
+            buf_printf(loops, "%ss%d = %s;\n", in2, u,
+                       fused(g->ct, strf("w%d[o%d * %d + t%d]", u, u, T, u), strf("s%d", a),
+                             strf("s%d", u)));
+    }
+    buf_printf(loops, "%sy[%s] = %s;\n", ind, iy, store_expr(g->x->dt, strf("s%d", act[0])));
+}
+
+/* The loop nest over the output. */
+static const char *resize_loops(const RzGen *g)
+{
+    Buf loops = {0}, iy = {0}, base = {0};
+    const char *ind = "    ";
+    for (int a = 0; a < g->r; a++) {
+        buf_printf(&loops, "%sfor (long o%d = 0; o%d < %s; o%d++)\n", ind, a, a,
+                   lit(g->y->dim[a]), a);
+        ind = strf("%s    ", ind);
+        if (g->y->dim[a] > 1)
+            buf_printf(&iy, "%so%d * %s", iy.len ? " + " : "", a, lit(g->ys[a]));
+        if (!g->resized[a] && g->x->dim[a] > 1)
+            buf_printf(&base, "%so%d * %s", base.len ? " + " : "", a, lit(g->xs[a]));
+    }
+    const char *ind0 = strf("%.*s", (int)strlen(ind) - 4, ind), *IY = iy.len ? iy.p : "0";
+    buf_printf(&loops, "%s{\n", ind0);
+    if (g->tf && g->nact) {
+        /* Points tf_crop_and_resize extrapolates on any axis take extrapolation_value. */
+        Buf c = {0};
+        for (int k = 0; k < g->nact; k++)
+            buf_printf(&c, "%se%d[o%d]", k ? " || " : "", g->act[k], g->act[k]);
+        const char *v = strf("(%s)%s", g->CT, float_lit(g->z.extrap, DT_DOUBLE));
+        buf_printf(&loops, "%sif (%s) {\n%s    y[%s] = %s;\n%s    continue;\n%s}\n", ind, c.p,
+                   ind, IY, store_expr(g->x->dt, v), ind, ind);
+    }
+    if (g->T == 1 || g->nact == 0)
+        rz_gather(&loops, g, ind, IY, base.len ? base.p : NULL);
+    else
+        rz_sums(&loops, g, ind, IY, base.len ? base.p : NULL);
+    buf_printf(&loops, "%s}\n", ind0);
+    return loops.p;
+}
+
 static void resize_emit(Emit *e, Node *n)
 {
-    Value *x = n->in[0], *y = n->out[0];
-    Rz z;
-    rz_parse(n, &z);
-    int r = x->rank, T = z.taps;
-    int tf = !strcmp(z.coord, "tf_crop_and_resize");
-    DType ct = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
-    const char *CT = dtype_ctype(ct), *XT = dtype_ctype(x->dt);
+    RzGen g = {.x = n->in[0], .y = n->out[0], .r = n->in[0]->rank};
+    Value *x = g.x, *y = g.y;
+    Rz *z = &g.z;
+    rz_parse(n, z);
+    g.T = z->taps;
+    g.tf = !strcmp(z->coord, "tf_crop_and_resize");
+    g.ct = x->dt == DT_DOUBLE ? DT_DOUBLE : DT_FLOAT;
+    g.CT = dtype_ctype(g.ct);
+    g.XT = dtype_ctype(x->dt);
+    g.rt_scales = z->scales && !z->scales->data;
+    g.rt_roi = g.tf && !z->roi->data;
+    dense_strides(g.r, x->dim, g.xs);
+    dense_strides(g.r, y->dim, g.ys);
+    for (int a = 0; a < g.r; a++)
+        if ((g.resized[a] = !passive_axis(n, z, a)))
+            g.act[g.nact++] = a;
+    resize_check_input(e, n, &g);
 
-    /* Run-time check of a non-constant scales/sizes input against the static shape. */
-    Value *sv = z.sizes ? z.sizes : z.scales;
-    if (sv && !sv->data) {
-        Buf c = {0};
-        for (int i = 0; i < r; i++) {
-            if (i)
-                buf_puts(&c, " &&\n           ");
-            if (z.sizes)
-                buf_printf(&c, "s[%d] == %s", i, lit(y->dim[i]));
-            else
-                buf_printf(&c, "(double)s[%d] * %s >= %s && (double)s[%d] * %s < %s", i,
-                           lit(x->dim[i]), float_lit((double)y->dim[i], DT_DOUBLE), i,
-                           lit(x->dim[i]), float_lit((double)y->dim[i] + 1, DT_DOUBLE));
-        }
-        const char *fn = kernel(e, n, "resize_check", "DOC",
-                                strf("%s: '%s' must give the output shape %s", n->op, sv->name,
-                                     shape_str(y)),
-                                "T", dtype_ctype(sv->dt), "COND", r ? c.p : "1", NULL);
-        check(e, strf("%s(%s)", fn, ref(e, sv)),
-              strf("%s: the %s input disagrees with the declared output shape", n->op,
-                   z.sizes ? "sizes" : "scales"));
-    }
-
-    int64_t xs[MLBC_MAX_RANK], ys[MLBC_MAX_RANK];
-    dense_strides(r, x->dim, xs);
-    dense_strides(r, y->dim, ys);
-    int act[MLBC_MAX_RANK], nact = 0;
-    for (int a = 0; a < r; a++)
-        if (!passive_axis(n, &z, a))
-            act[nact++] = a;
-
-    int rt_scales = z.scales && !z.scales->data;
-    int rt_roi = tf && !z.roi->data;
-    Buf params = {0}, decls = {0}, taps = {0}, loops = {0};
-    buf_printf(&params, "const %s *restrict x, ", XT);
-    if (rt_scales)
-        buf_puts(&params, "const float *restrict scales, ");
-    if (rt_roi)
-        buf_printf(&params, "const %s *restrict roi, ", dtype_ctype(z.roi->dt));
-    buf_printf(&params, "%s *restrict y", XT);
-
-    for (int k = 0; k < nact; k++) {
-        int a = act[k];
-        int64_t in = x->dim[a], out = y->dim[a];
-        Buf tp = {0};
-        buf_printf(&tp, ", long *restrict idx");
-        if (T > 1)
-            buf_printf(&tp, ", %s *restrict w", CT);
-        if (tf)
-            buf_puts(&tp, ", unsigned char *restrict ext");
-        const char *tfn = kernel(e, n, "resize_taps",
-            "DOC", strf("%s taps (%s, %s%s%s): %lld -> %lld", n->op,
-                        z.mode == NEAREST ? "nearest" : z.mode == LINEAR ? "linear" : "cubic",
-                        z.coord, z.mode == NEAREST ? ", " : "",
-                        z.mode == NEAREST ? z.nearest : "", (long long)in, (long long)out),
-            "PARAMS", tp.p, "OUT", lit(out), "COORD", coord_expr(&z, in),
-            "BODY", taps_body(&z, in, CT), NULL);
-        buf_printf(&decls, "    long i%d[%s];\n", a, lit(out * T));
-        if (T > 1)
-            buf_printf(&decls, "    %s w%d[%s];\n", CT, a, lit(out * T));
-        if (tf)
-            buf_printf(&decls, "    unsigned char e%d[%s];\n", a, lit(out));
-        const char *scale = z.sizes ? strf("%s / %s", float_lit((double)out, DT_DOUBLE),
-                                           float_lit((double)in, DT_DOUBLE))
-                            : rt_scales ? strf("(double)scales[%d]", a)
-                                        : float_lit(z.cs[a], DT_DOUBLE);
-        /* den: the resized length minus 1, "scale * in - 1" (0 when the length is 1). A
-         * constant scale gives a literal; a run-time scale is a float, whose product with
-         * the length is exact in double, so the fused multiply-add rounds as the plain
-         * expression does. */
-        const char *den;
-        if (rt_scales) {
-            den = strf("mlbc_madd((double)scales[%d], %s, -1.0)", a,
-                       float_lit((double)in, DT_DOUBLE));
-        } else {
-            double s = z.sizes ? (double)out / (double)in : z.cs[a];
-            volatile double len = s * (double)in;  /* rounded before the subtraction */
-            den = float_lit(len - 1, DT_DOUBLE);
-        }
-        const char *r0 = "0.0", *r1 = "1.0";
-        if (tf && rt_roi) {
-            r0 = strf("(double)roi[%d]", a);
-            r1 = strf("(double)roi[%d]", r + a);
-        } else if (tf) {
-            r0 = float_lit(value_get_f(z.roi, a), DT_DOUBLE);
-            r1 = float_lit(value_get_f(z.roi, r + a), DT_DOUBLE);
-        }
-        buf_printf(&taps, "    %s(%s, %s, %s, %s, i%d%s%s);\n", tfn, scale, den, r0, r1, a,
-                   T > 1 ? strf(", w%d", a) : "", tf ? strf(", e%d", a) : "");
-    }
-
-    /* The loop nest over the output. */
-    const char *ind = "    ";
-    for (int a = 0; a < r; a++) {
-        buf_printf(&loops, "%sfor (long o%d = 0; o%d < %s; o%d++)\n", ind, a, a,
-                   lit(y->dim[a]), a);
-        ind = strf("%s    ", ind);
-    }
-    const char *ind0 = strf("%.*s", (int)strlen(ind) - 4, ind);
-    buf_printf(&loops, "%s{\n", ind0);
-    Buf iy = {0}, base = {0};
-    for (int a = 0; a < r; a++) {
-        if (y->dim[a] > 1)
-            buf_printf(&iy, "%so%d * %s", iy.len ? " + " : "", a, lit(ys[a]));
-        int passive = 1;
-        for (int k = 0; k < nact; k++)
-            passive &= act[k] != a;
-        if (passive && x->dim[a] > 1)
-            buf_printf(&base, "%so%d * %s", base.len ? " + " : "", a, lit(xs[a]));
-    }
-    const char *IY = iy.len ? iy.p : "0";
-    if (tf && nact) {
-        Buf c = {0};
-        for (int k = 0; k < nact; k++)
-            buf_printf(&c, "%se%d[o%d]", k ? " || " : "", act[k], act[k]);
-        buf_printf(&loops, "%sif (%s) {\n%s    y[%s] = %s;\n%s    continue;\n%s}\n", ind, c.p,
-                   ind, IY, store_expr(x->dt, strf("(%s)%s", CT, float_lit(z.extrap, DT_DOUBLE))),
-                   ind, ind);
-    }
-    if (T == 1 || nact == 0) {
-        Buf ix = {0};
-        if (base.len)
-            buf_puts(&ix, base.p);
-        for (int k = 0; k < nact; k++)
-            buf_printf(&ix, "%si%d[o%d] * %s", ix.len ? " + " : "", act[k], act[k],
-                       lit(xs[act[k]]));
-        buf_printf(&loops, "%sy[%s] = x[%s];\n", ind, IY, ix.len ? ix.p : "0");
-    } else {
-        buf_printf(&loops, "%sconst %s *p = x + %s;\n", ind, XT, base.len ? base.p : "0");
-        const char *in2 = ind;
-        for (int k = 0; k < nact; k++) {
-            int a = act[k];
-            const char *prev = k ? strf("p%d", act[k - 1]) : "p";
-            buf_printf(&loops, "%s%s s%d = 0;\n", in2, CT, a);
-            buf_printf(&loops, "%sfor (int t%d = 0; t%d < %d; t%d++) {\n", in2, a, a, T, a);
-            const char *in3 = strf("%s    ", in2);
-            const char *tap = strf("o%d * %d + t%d", a, T, a);
-            if (k + 1 < nact) {
-                buf_printf(&loops, "%sconst %s *p%d = %s + i%d[%s] * %s;\n", in3, XT, a, prev, a,
-                           tap, lit(xs[a]));
-            } else {
-                /* s += w * x, an explicit fused multiply-add (contraction-proof) */
-                const char *xv = load_as(x->dt, ct, strf("%s[i%d[%s] * %s]", prev, a, tap,
-                                                         lit(xs[a])));
-                buf_printf(&loops, "%ss%d = %s;\n", in3, a,
-                           fused(ct, strf("w%d[%s]", a, tap), xv, strf("s%d", a)));
-            }
-            in2 = in3;
-        }
-        for (int k = nact - 1; k >= 0; k--) {
-            int a = act[k];
-            in2 = strf("%.*s", (int)strlen(in2) - 4, in2);
-            buf_printf(&loops, "%s}\n", in2);
-            if (k > 0)
-                buf_printf(&loops, "%ss%d = %s;\n", in2, act[k - 1],
-                           fused(ct, strf("w%d[o%d * %d + t%d]", act[k - 1], act[k - 1], T,
-                                          act[k - 1]),
-                                 strf("s%d", a), strf("s%d", act[k - 1])));
-        }
-        buf_printf(&loops, "%sy[%s] = %s;\n", ind, IY, store_expr(x->dt, strf("s%d", act[0])));
-    }
-    buf_printf(&loops, "%s}\n", ind0);
-
+    Buf decls = {0}, taps = {0};
+    for (int k = 0; k < g.nact; k++)
+        axis_taps(e, n, &g, g.act[k], &decls, &taps);
+    const char *scales = g.rt_scales ? "const float *restrict scales, " : "";
+    const char *roi = g.rt_roi ? strf("const %s *restrict roi, ", dtype_ctype(z->roi->dt)) : "";
     const char *fn = kernel(e, n, "resize",
-        "DOC", strf("%s %s (%s%s%s): %s%s -> %s", n->op,
-                    z.mode == NEAREST ? "nearest" : z.mode == LINEAR ? "linear" : "cubic",
-                    z.coord, z.mode == NEAREST ? ", " : "", z.mode == NEAREST ? z.nearest : "",
+        "DOC", strf("%s %s (%s): %s%s -> %s", n->op, mode_name(z), rz_how(z),
                     dtype_name(x->dt), shape_str(x), shape_str(y)),
-        "PARAMS", params.p, "DECLS", decls.p ? decls.p : "", "TAPS", taps.p ? taps.p : "",
-        "LOOPS", loops.p, NULL);
+        "T", g.XT, "SCALES", scales, "ROI", roi, "DECLS", decls.p ? decls.p : "",
+        "TAPS", taps.p ? taps.p : "", "LOOPS", resize_loops(&g), NULL);
+    /* One by one: ref() emits a constant's weights, in the order it is called. */
     Buf call = {0};
     buf_printf(&call, "%s(%s, ", fn, ref(e, x));
-    if (rt_scales)
-        buf_printf(&call, "%s, ", ref(e, z.scales));
-    if (rt_roi)
-        buf_printf(&call, "%s, ", ref(e, z.roi));
-    buf_printf(&call, "%s);", ref(e, y));
-    stmt(e, "%s", call.p);
+    if (g.rt_scales)
+        buf_printf(&call, "%s, ", ref(e, z->scales));
+    if (g.rt_roi)
+        buf_printf(&call, "%s, ", ref(e, z->roi));
+    stmt(e, "%s%s);", call.p, ref(e, y));
 }
 
 static double resize_flops(Node *n)

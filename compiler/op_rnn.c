@@ -293,438 +293,589 @@ static const char *pack_or_ref(Emit *e, Node *n, const Value *m, int d, int64_t 
                   "T", "float", "LEN", lit(count), "DATA", data.p, NULL);
 }
 
-/* The float cell (template rnn_f32) of direction d: the fragments shared with the other
- * types come from rnn_emit (params, prologue, epilogue, Y stores, initial state, length). */
-static const char *emit_f32(Emit *e, Node *n, const RnnInfo *ri, int d, int reverse,
-                            const Act *act, double clip, const char *params, const char *pro,
-                            const char *epi, const char *yzero, const char *ystore,
-                            const char *h0e, const char *c0e, const char *len, int has_bias,
-                            int peep)
+/* What the emitters of one node share: its inputs, outputs and options, then per direction
+ * the kernel's parameters and call and the fragments every template takes. */
+typedef struct RnnGen {
+    RnnInfo ri;
+    DType t, at;                    /* element and computation types */
+    const char *T;
+    Value *x, *w, *r, *bias, *lens, *h0, *c0, *p, *y, *yh, *yc;
+    double clip;
+    int lbr, input_forget, runtime_lens;
+    Act acts[6];
+    int d, reverse;                 /* the direction */
+    const Act *act;                 /* its activations */
+    Buf params, call, pro, epi, yzero, ystore;
+    const char *len, *hrow;         /* row b's length; offset of its state rows */
+    const char *h0e, *c0e;          /* the initial state of unit j */
+} RnnGen;
+
+static const char *const i8 = "        ", *const i12 = "            ",
+                  *const i16 = "                ";
+
+static void rnn_gen(Node *n, RnnGen *g)
 {
+    memset(g, 0, sizeof *g);
+    rnn_info(n, &g->ri);
+    int G = g->ri.gates;
+    g->x = n->in[IN_X];
+    g->w = n->in[IN_W];
+    g->r = n->in[IN_R];
+    g->t = g->x->dt;
+    g->at = calc_type(g->t);
+    g->T = dtype_ctype(g->t);
+    g->bias = input(n, IN_B);
+    g->lens = input(n, IN_LENS);
+    g->h0 = input(n, IN_H0);
+    g->c0 = G == 4 ? input(n, IN_C0) : NULL;
+    g->p = G == 4 ? input(n, IN_P) : NULL;
+    g->y = live_out(n, 0);
+    g->yh = live_out(n, 1);
+    g->yc = G == 4 ? live_out(n, 2) : NULL;
+    g->clip = attr_float(n, "clip", 0);
+    g->lbr = G == 3 && attr_int(n, "linear_before_reset", 0);
+    g->input_forget = G == 4 && attr_int(n, "input_forget", 0);
+    read_acts(n, &g->ri, g->acts);
+    /* sequence_lens: constant and all full is the same as absent. */
+    if (g->lens && g->lens->data) {
+        int full = 1;
+        for (int64_t b = 0; b < g->ri.batch; b++)
+            full &= value_get_i(g->lens, b) == g->ri.seq;
+        if (full)
+            g->lens = NULL;
+    } else if (g->lens) {
+        g->runtime_lens = 1;
+    }
+}
+
+/* Starts direction d: its activations, and the offset of state rows (initial_h, Y_h, ...)
+ * by layout. */
+static void rnn_direction(Node *n, RnnGen *g, int d)
+{
+    int64_t D = g->ri.dirs, B = g->ri.batch, H = g->ri.hid;
+    g->d = d;
+    g->reverse = !strcmp(attr_str(n, "direction", "forward"), "reverse") || d == 1;
+    g->act = g->acts + d * g->ri.nact;
+    g->params = g->call = g->pro = g->epi = g->yzero = g->ystore = (Buf){0};
+    g->len = lit(g->ri.seq);
+    g->h0e = g->c0e = "0";
+    g->hrow = g->ri.layout ? strf("(b * %s + %d) * %s", lit(D), d, lit(H))
+              : d          ? strf("(%s + b) * %s", lit(d * B), lit(H))
+                           : strf("b * %s", lit(H));
+}
+
+/* Offset of row b's Y row at time TV, by layout. */
+static const char *yrow(const RnnGen *g, const char *tv)
+{
+    int64_t S = g->ri.seq, D = g->ri.dirs, B = g->ri.batch, H = g->ri.hid;
+    if (g->ri.layout)
+        return strf("((b * %s + %s) * %s + %d) * %s", lit(S), tv, lit(D), g->d, lit(H));
+    return strf("((%s * %s + %d) * %s + b) * %s", tv, lit(D), g->d, lit(B), lit(H));
+}
+
+/* X, W and R. For the float products W and R are packed when constant (GRU without
+ * linear_before_reset: R's z, r rows and its h rows apart, in r and r2). */
+static void rnn_weights(Emit *e, Node *n, RnnGen *g)
+{
+    int G = g->ri.gates, d = g->d;
+    int64_t H = g->ri.hid, I = g->ri.in;
+    const char *T = g->T;
+    Value *x = g->x, *w = g->w, *r = g->r;
+    buf_printf(&g->params, "const %s *restrict x, const %s *restrict w, const %s *restrict r",
+               T, T, T);
+    if (g->t != DT_FLOAT) {
+        buf_printf(&g->call, "%s, %s, %s", ref(e, x), at_off(ref(e, w), d * G * H * I),
+                   at_off(ref(e, r), d * G * H * H));
+        return;
+    }
+    int split = G == 3 && !g->lbr;
+    buf_printf(&g->call, "%s, %s, %s", ref(e, x), pack_or_ref(e, n, w, d, 0, G * H, I),
+               pack_or_ref(e, n, r, d, 0, split ? 2 * H : G * H, H));
+    if (split) {
+        buf_puts(&g->params, ", const float *restrict r2");
+        buf_printf(&g->call, ", %s", pack_or_ref(e, n, r, d, 2 * H, H, H));
+    }
+}
+
+/* Bias: W and R biases summed (GRU with linear_before_reset keeps R's h bias apart). */
+static void rnn_bias(Emit *e, RnnGen *g)
+{
+    int G = g->ri.gates;
+    int64_t H = g->ri.hid;
+    DType t = g->t;
+    Buf *pro = &g->pro;
+    if (!g->bias) {
+        if (t != DT_FLOAT)  /* the float products take no bias then */
+            buf_printf(pro, "    for (j = 0; j < %s; j++)\n%sbias[j] = 0;\n", lit(G * H), i8);
+        if (g->lbr)
+            buf_printf(pro, "    for (j = 0; j < %s; j++)\n%srbh[j] = 0;\n", lit(H), i8);
+        return;
+    }
+    buf_printf(&g->params, ", const %s *restrict bb", g->T);
+    buf_printf(&g->call, ", %s", at_off(ref(e, g->bias), g->d * 2 * G * H));
+    buf_printf(pro, "    for (j = 0; j < %s; j++)\n", lit(G * H));
+    buf_printf(pro, "%sbias[j] = %s + %s;\n", i8, load_elem(t, "bb[j]"),
+               load_elem(t, strf("bb[%s + j]", lit(G * H))));
+    if (g->lbr) {
+        buf_printf(pro, "    for (j = 0; j < %s; j++) {\n", lit(H));
+        buf_printf(pro, "%sbias[%s + j] = %s;\n", i8, lit(2 * H),
+                   load_elem(t, strf("bb[%s + j]", lit(2 * H))));
+        buf_printf(pro, "%srbh[j] = %s;\n", i8, load_elem(t, strf("bb[%s + j]", lit(5 * H))));
+        buf_printf(pro, "    }\n");
+    }
+}
+
+/* sequence_lens (a run-time one is checked first), initial_h, initial_c and P. */
+static void rnn_inputs(Emit *e, RnnGen *g)
+{
+    const char *T = g->T;
+    if (g->lens) {
+        buf_printf(&g->params, ", const %s *restrict lens", dtype_ctype(g->lens->dt));
+        buf_printf(&g->call, ", %s", ref(e, g->lens));
+        g->len = "(long)lens[b]";
+        if (g->runtime_lens) {
+            buf_printf(&g->pro, "    for (b = 0; b < %s; b++)\n", lit(g->ri.batch));
+            buf_printf(&g->pro, "%sif (lens[b] < 0 || lens[b] > %s)\n%s    return 1;\n", i8,
+                       lit(g->ri.seq), i8);
+        }
+    }
+    if (g->h0) {
+        buf_printf(&g->params, ", const %s *restrict h0", T);
+        buf_printf(&g->call, ", %s", ref(e, g->h0));
+        g->h0e = load_elem(g->t, strf("h0[%s + j]", g->hrow));
+    }
+    if (g->c0) {
+        buf_printf(&g->params, ", const %s *restrict c0", T);
+        buf_printf(&g->call, ", %s", ref(e, g->c0));
+        g->c0e = load_elem(g->t, strf("c0[%s + j]", g->hrow));
+    }
+    if (g->p) {
+        buf_printf(&g->params, ", const %s *restrict p", T);
+        buf_printf(&g->call, ", %s", at_off(ref(e, g->p), g->d * 3 * g->ri.hid));
+    }
+}
+
+/* Y (zero past a row's length, stored each step), Y_h and Y_c (stored at the end). */
+static void rnn_outputs(Emit *e, RnnGen *g)
+{
+    DType t = g->t, at = g->at;
+    const char *T = g->T, *H = lit(g->ri.hid);
+    if (g->y) {
+        buf_printf(&g->params, ", %s *restrict y", T);
+        buf_printf(&g->call, ", %s", ref(e, g->y));
+        buf_printf(&g->yzero, "%sfor (j = 0; j < %s; j++)\n%s    y[%s + j] = %s;\n", i16, H,
+                   i16, yrow(g, "s"), store_as(t, at, "0"));
+        buf_printf(&g->ystore, "%sy[%s + j] = %s;\n", i16, yrow(g, "t"),
+                   store_as(t, at, t == DT_FLOAT ? "h[b][j]" : "hn[j]"));
+    }
+    if (!g->yh && !g->yc)
+        return;
+    buf_printf(&g->epi, "    for (b = 0; b < %s; b++)\n", lit(g->ri.batch));
+    buf_printf(&g->epi, "%sfor (j = 0; j < %s; j++) {\n", i8, H);
+    if (g->yh) {
+        buf_printf(&g->params, ", %s *restrict yh", T);
+        buf_printf(&g->call, ", %s", ref(e, g->yh));
+        buf_printf(&g->epi, "%s    yh[%s + j] = %s;\n", i8, g->hrow, store_as(t, at, "h[b][j]"));
+    }
+    if (g->yc) {
+        buf_printf(&g->params, ", %s *restrict yc", T);
+        buf_printf(&g->call, ", %s", ref(e, g->yc));
+        buf_printf(&g->epi, "%s    yc[%s + j] = %s;\n", i8, g->hrow, store_as(t, at, "c[b][j]"));
+    }
+    buf_printf(&g->epi, "%s}\n", i8);
+}
+
+/* The kernel comment's list of options. */
+static void doc_options(Buf *doc, const RnnGen *g)
+{
+    for (int k = 0; k < g->ri.nact; k++)
+        buf_printf(doc, "%s%s", k ? ", " : "; activations ", g->act[k].name);
+    if (g->clip > 0)
+        buf_printf(doc, "; clip %g", g->clip);
+    if (g->p)
+        buf_puts(doc, "; peepholes");
+    if (g->lbr)
+        buf_puts(doc, "; linear before reset");
+}
+
+/* The LSTM gates from gi, go, gf, gc and the previous cell cp to the new cell cn, in the
+ * computation type AT (peepholes, clip, activations; input_forget couples f to i). */
+static void lstm_update(Buf *b, const RnnGen *g, DType at)
+{
+    const Act *act = g->act;
+    int64_t H = g->ri.hid;
+    DType t = g->t;
+    if (g->p)
+        buf_printf(b, "%sgi = %s;\n", i16, madd(at, load_elem(t, "p[j]"), "cp", "gi"));
+    apply(b, i16, &act[0], "gi", g->clip, at);
+    if (g->input_forget) {
+        buf_printf(b, "%sgf = 1 - gi;\n", i16);
+    } else {
+        if (g->p)
+            buf_printf(b, "%sgf = %s;\n", i16,
+                       madd(at, load_elem(t, strf("p[%s + j]", lit(2 * H))), "cp", "gf"));
+        apply(b, i16, &act[0], "gf", g->clip, at);
+    }
+    apply(b, i16, &act[1], "gc", g->clip, at);
+    buf_printf(b, "%scn = %s;\n", i16, sum2(at, "gf", "cp", "gi", "gc"));
+    if (g->p)
+        buf_printf(b, "%sgo = %s;\n", i16,
+                   madd(at, load_elem(t, strf("p[%s + j]", lit(H))), "cn", "go"));
+    apply(b, i16, &act[0], "go", g->clip, at);
+}
+
+/* ---- float: template rnn_f32 ---- */
+
+/* The float kernel of one direction, as its cell is being built. */
+typedef struct F32 {
+    const RnnGen *g;
+    int vec;                        /* gates by vector array passes */
+    int split;                      /* GRU without linear_before_reset: r2, rh, gq */
+    int rpk;                        /* R packed */
+    int64_t B, H;
+    const char *xp;                 /* row b's projected inputs at step t */
+} F32;
+
+/* The products: Y[M][cols] = A[M][k] M^T (+ c), M packed (gemm) or read in place (dots). */
+static const char *product(int packed, const char *M, int64_t cols, int64_t k, const char *a,
+                           const char *lda, const char *mat, const char *c, const char *y)
+{
+    if (packed)
+        return strf("mlbc_gemm_f32(%s, %s, %s, %s, %s, %s, %s, 16, 1, %s, %s, %s)", M, lit(cols),
+                    lit(k), a, lda, mat, lit(gemm_panel_stride(k)), c, y, lit(cols));
+    return strf("mlbc_dots_f32(%s, %s, %s, %s, %s, %s, %s, %s, %s)", M, lit(cols), lit(k), a,
+                lda, mat, lit(k), c, y);
+}
+
+/* The default activations (sigmoid gates, tanh candidate and output), without clip or
+ * peepholes, run as array passes of the vector kernels (templates vmath_*) over the gates of
+ * a row, between element loops; otherwise one loop per row computes everything. */
+static int f32_vec(const RnnGen *g)
+{
+    int vec = g->clip <= 0 && !g->p && !g->input_forget &&
+              !strcmp(g->act[0].name, g->ri.gates == 1 ? "tanh" : "sigmoid");
+    for (int k = 1; k < g->ri.nact; k++)
+        vec &= !strcmp(g->act[k].name, "tanh");
+    return vec;
+}
+
+/* The loop over the rows of a step, up to the loop over units j (not for vec). ZERO: the
+ * statements for a row past its length. */
+static void rows(Buf *out, const F32 *f, const char *zero)
+{
+    buf_printf(out, "%sfor (b = 0; b < %s; b++) {\n", i8, lit(f->B));
+    buf_printf(out, "%sconst long len = %s;\n%sconst long t = %s;\n%sconst float *xp;\n", i12,
+               f->g->len, i12, f->g->reverse ? "len - 1 - s" : "s", i12);
+    buf_printf(out, "%sif (s >= len) {\n%s%scontinue;\n%s}\n", i12, zero, i16, i12);
+    buf_printf(out, "%sxp = %s;\n", i12, f->xp);
+    if (!f->vec)
+        buf_printf(out, "%sfor (j = 0; j < %s; j++) {\n", i12, lit(f->H));
+}
+
+/* Gate V (k-th block of units) = projected input + recurrent product. */
+static void gate(Buf *body, const char *v, int k, int64_t H)
+{
+    const char *j = k ? strf("%s + j", lit(k * H)) : "j";
+    buf_printf(body, "%sfloat %s = xp[%s] + g[b][%s];\n", i16, v, j, j);
+}
+
+/* "for (j = 0; j < count; j++) S" (vector path). */
+static void loop(Buf *out, int64_t count, const char *s)
+{
+    buf_printf(out, "%sfor (j = 0; j < %s; j++)\n%s%s", i12, lit(count), i16, s);
+}
+
+/* The vector sigmoid or tanh of COUNT values at V, in place. */
+static void vact(Buf *out, const char *v, int64_t count, int th)
+{
+    buf_printf(out, "%smlbc_v%s_f32(%s, %s, %s);\n", i12, th ? "tanh" : "sigmoid", lit(count), v,
+               v);
+}
+
+/* The last loop over units of the vector path, open: the new state h = V. */
+static void new_state(Buf *out, int64_t H, const char *v)
+{
+    buf_printf(out, "%sfor (j = 0; j < %s; j++) {\n%sh[b][j] = %s;\n", i12, lit(H), i16, v);
+}
+
+/* GRU without linear_before_reset: the pass over the rows that computes z and rh = r h (rows
+ * past their length keep a stale one, unused) ends with BODY; then the product
+ * gq = rh R_h^T. The cell's last pass computes the candidate. */
+static void gru_first_pass(Buf *cell, const F32 *f, const char *body)
+{
+    rows(cell, f, "");
+    buf_printf(cell, "%s%s%s}\n", body, f->vec ? "" : strf("%s}\n", i12), i8);
+    buf_printf(cell, "%s%s;\n", i8, product(f->rpk, lit(f->B), f->H, f->H, "rh[0]", lit(f->H),
+                                            "r2", "0, 0, 0", "gq[0]"));
+}
+
+/* The vector path's step of row b (gate sums in place in g, or gq, activated there); a
+ * GRU's first pass goes to CELL. */
+static void f32_vec_body(Buf *cell, Buf *body, const F32 *f)
+{
+    int G = f->g->ri.gates;
+    int64_t H = f->H;
+    loop(body, G == 3 ? 2 * H : G * H, "g[b][j] += xp[j];\n");
+    if (G == 4) {
+        vact(body, "g[b]", 3 * H, 0);
+        vact(body, strf("g[b] + %s", lit(3 * H)), H, 1);
+        loop(body, H, strf("c[b][j] = ct[j] = %s;\n",
+                           sum2(DT_FLOAT, strf("g[b][%s + j]", lit(2 * H)), "c[b][j]", "g[b][j]",
+                                strf("g[b][%s + j]", lit(3 * H)))));
+        vact(body, "ct", H, 1);
+        new_state(body, H, strf("g[b][%s + j] * ct[j]", lit(H)));
+    } else if (f->g->lbr) {
+        vact(body, "g[b]", 2 * H, 0);
+        loop(body, H, strf("g[b][%s + j] = %s;\n", lit(2 * H),
+                           madd(DT_FLOAT, strf("g[b][%s + j]", lit(H)),
+                                strf("(g[b][%s + j] + rbh[j])", lit(2 * H)),
+                                strf("xp[%s + j]", lit(2 * H)))));
+        vact(body, strf("g[b] + %s", lit(2 * H)), H, 1);
+        new_state(body, H, sum2(DT_FLOAT, "(1 - g[b][j])", strf("g[b][%s + j]", lit(2 * H)),
+                                "g[b][j]", "h[b][j]"));
+    } else if (f->split) {
+        vact(body, "g[b]", 2 * H, 0);
+        loop(body, H, strf("rh[b][j] = g[b][%s + j] * h[b][j];\n", lit(H)));
+        gru_first_pass(cell, f, body->p);
+        *body = (Buf){0};
+        loop(body, H, strf("gq[b][j] += xp[%s + j];\n", lit(2 * H)));
+        vact(body, "gq[b]", H, 1);
+        new_state(body, H, sum2(DT_FLOAT, "(1 - g[b][j])", "gq[b][j]", "g[b][j]", "h[b][j]"));
+    } else {
+        vact(body, "g[b]", H, 1);
+        new_state(body, H, "g[b][j]");
+    }
+}
+
+/* The element path's update of unit j of row b; a GRU's first pass goes to CELL. */
+static void f32_loop_body(Buf *cell, Buf *body, const F32 *f)
+{
+    const RnnGen *g = f->g;
+    const Act *act = g->act;
+    int G = g->ri.gates;
+    int64_t H = f->H;
+    double clip = g->clip;
+    if (G == 4) {
+        gate(body, "gi", 0, H);
+        gate(body, "go", 1, H);
+        gate(body, "gf", 2, H);
+        gate(body, "gc", 3, H);
+        buf_printf(body, "%sconst float cp = c[b][j];\n%sfloat cn;\n", i16, i16);
+        lstm_update(body, g, DT_FLOAT);
+        buf_printf(body, "%sc[b][j] = cn;\n", i16);
+        buf_printf(body, "%sh[b][j] = go * (%s);\n", i16, act_expr(&act[2], "cn", DT_FLOAT));
+        return;
+    }
+    if (G == 1) {
+        gate(body, "gv", 0, H);
+        apply(body, i16, &act[0], "gv", clip, DT_FLOAT);
+        buf_printf(body, "%sh[b][j] = gv;\n", i16);
+        return;
+    }
+    gate(body, "gz", 0, H);
+    gate(body, "gr", 1, H);
+    if (g->lbr)
+        buf_printf(body, "%sfloat gh;\n", i16);
+    apply(body, i16, &act[0], "gz", clip, DT_FLOAT);
+    apply(body, i16, &act[0], "gr", clip, DT_FLOAT);
+    const char *z = "gz";
+    if (g->lbr) {
+        buf_printf(body, "%sgh = %s;\n", i16,
+                   madd(DT_FLOAT, "gr", strf("(g[b][%s + j] + rbh[j])", lit(2 * H)),
+                        strf("xp[%s + j]", lit(2 * H))));
+    } else {
+        buf_printf(body, "%sz[b][j] = gz;\n%srh[b][j] = gr * h[b][j];\n", i16, i16);
+        gru_first_pass(cell, f, body->p);
+        *body = (Buf){0};
+        buf_printf(body, "%sfloat gh = xp[%s + j] + gq[b][j];\n", i16, lit(2 * H));
+        z = "z[b][j]";
+    }
+    apply(body, i16, &act[1], "gh", clip, DT_FLOAT);
+    buf_printf(body, "%sh[b][j] = %s;\n", i16,
+               sum2(DT_FLOAT, strf("(1 - %s)", z), "gh", z, "h[b][j]"));
+}
+
+/* The update of every row of a step, after the recurrent product. */
+static const char *f32_cell(const F32 *f)
+{
+    Buf cell = {0}, body = {0};
+    if (f->vec)
+        f32_vec_body(&cell, &body, f);
+    else
+        f32_loop_body(&cell, &body, f);
+    rows(&cell, f, f->g->yzero.p ? f->g->yzero.p : "");
+    buf_printf(&cell, "%s%s%s}\n%s}\n", body.p, f->g->ystore.p ? f->g->ystore.p : "", i12, i8);
+    return cell.p;
+}
+
+/* The kernel's arrays beyond xw, g and h, and their initial values. */
+static void f32_state(const F32 *f, const char **state, const char **init)
+{
+    const RnnGen *g = f->g;
+    int G = g->ri.gates;
+    const char *B = lit(f->B), *H = lit(f->H);
+    Buf s = {0}, in = {0};
+    if (G == 4)
+        buf_printf(&s, ", c[%s][%s]%s", B, H, f->vec ? strf(", ct[%s]", H) : "");
+    if (f->split)  /* z: the update gate (the vector path keeps it in g) */
+        buf_printf(&s, "%s, rh[%s][%s], gq[%s][%s]", f->vec ? "" : strf(", z[%s][%s]", B, H),
+                   B, H, B, H);
+    if (g->bias)
+        buf_printf(&s, ", bias[%s]", lit(G * f->H));
+    if (g->lbr)
+        buf_printf(&s, ", rbh[%s]", H);
+    buf_printf(&in, "%sh[b][j] = %s;\n", i12, g->h0e);
+    if (G == 4)
+        buf_printf(&in, "%sc[b][j] = %s;\n", i12, g->c0e);
+    if (f->split)
+        buf_printf(&in, "%srh[b][j] = 0;\n", i12);
+    *state = s.p ? s.p : "";
+    *init = in.p;
+}
+
+/* The input projection of steps [lo, hi), TC at most, with xw (sets f->xp). Without sequence
+ * lengths all rows project the same steps; in layout 0 the rows (t, b) of X are then
+ * contiguous, and one product projects the whole batch: xw[t - lo][b][n] (base[0] = lo).
+ * Else one product per row: xw[b][t - base[b]][n]. */
+static const char *f32_project(F32 *f, int fold, int64_t TC)
+{
+    const RnnGen *g = f->g;
+    int64_t S = g->ri.seq, B = f->B, I = g->ri.in, N = g->ri.gates * f->H;
+    int wpk = g->w->data != NULL;
+    const char *bias = g->bias ? "bias, 0, 1" : "0, 0, 0";
+    if (fold) {
+        f->xp = strf("xw + ((t - base[0]) * %s + b) * %s", lit(B), lit(N));
+        return product(wpk, strf("(hi - lo) * %s", lit(B)), N, I,
+                       strf("x + lo * %s", lit(B * I)), lit(I), "w", bias, "xw");
+    }
+    const char *xlo = strf("x + %s", g->ri.layout ? strf("(b * %s + lo) * %s", lit(S), lit(I))
+                                                  : strf("(lo * %s + b) * %s", lit(B), lit(I)));
+    f->xp = strf("xw + (b * %s + t - base[b]) * %s", lit(TC), lit(N));
+    return product(wpk, "hi - lo", N, I, xlo, lit(g->ri.layout ? I : B * I), "w", bias,
+                   strf("xw + b * %s", lit(TC * N)));
+}
+
+/* The float kernel of the direction (template rnn_f32). */
+static const char *emit_f32(Emit *e, Node *n, const RnnGen *g)
+{
+    const RnnInfo *ri = &g->ri;
     int G = ri->gates;
-    int64_t S = ri->seq, B = ri->batch, H = ri->hid, I = ri->in, N = G * H;
-    int lbr = G == 3 && attr_int(n, "linear_before_reset", 0), split = G == 3 && !lbr;
-    int input_forget = G == 4 && attr_int(n, "input_forget", 0);
-    int wpk = n->in[IN_W]->data != NULL, rpk = n->in[IN_R]->data != NULL;
-    int64_t NR = split ? 2 * H : N;
+    F32 f = {.g = g, .vec = f32_vec(g), .split = G == 3 && !g->lbr, .rpk = g->r->data != NULL,
+             .B = ri->batch, .H = ri->hid};
+    int64_t S = ri->seq, B = f.B, H = f.H, N = G * H, NR = f.split ? 2 * H : N;
     /* Steps projected at once: all of them, or as many as keep xw within 64 KiB. */
     int64_t TC = 16384 / (B * N);
     TC = TC < 1 ? 1 : TC > S ? S : TC;
-    const char *i8 = "        ", *i12 = "            ", *i16 = "                ";
-    Buf state = {0}, init = {0}, cell = {0}, body = {0};
-    /* The default activations (sigmoid gates, tanh candidate and output), without clip or
-     * peepholes: by array passes of the vector kernels (templates vmath_*) over the gates of a
-     * row, between element loops. Otherwise one loop per row computes everything. */
-    int vec = clip <= 0 && !peep && !input_forget && !strcmp(act[0].name, G == 1 ? "tanh" : "sigmoid");
-    for (int k = 1; k < ri->nact; k++)
-        vec &= !strcmp(act[k].name, "tanh");
-
-    /* The products: Y[M][cols] = A[M][k] M^T (+ c), M packed (gemm) or read in place (dots). */
-#define PRODUCT(packed, M, cols, k, a, lda, mat, c, y)                                             \
-    ((packed) ? strf("mlbc_gemm_f32(%s, %s, %s, %s, %s, %s, %s, 16, 1, %s, %s, %s)", M, lit(cols), \
-                     lit(k), a, lda, mat, lit(gemm_panel_stride(k)), c, y, lit(cols))              \
-              : strf("mlbc_dots_f32(%s, %s, %s, %s, %s, %s, %s, %s, %s)", M, lit(cols), lit(k),    \
-                     a, lda, mat, lit(k), c, y))
-    /* Without sequence lengths all rows project the same steps; in layout 0 the rows (t, b)
-     * of X are then contiguous, and one product projects the whole batch: xw[t - lo][b][n]
-     * (base[0] = lo). Else one product per row: xw[b][t - base[b]][n]. */
     int fold = !input(n, IN_LENS) && !ri->layout && B > 1;
-    const char *project, *xp, *bias_arg = has_bias ? "bias, 0, 1" : "0, 0, 0";
-    if (fold) {
-        project = PRODUCT(wpk, strf("(hi - lo) * %s", lit(B)), N, I,
-                          strf("x + lo * %s", lit(B * I)), lit(I), "w", bias_arg, "xw");
-        xp = strf("xw + ((t - base[0]) * %s + b) * %s", lit(B), lit(N));
-    } else {
-        const char *xlo = strf("x + %s", ri->layout ? strf("(b * %s + lo) * %s", lit(S), lit(I))
-                                                  : strf("(lo * %s + b) * %s", lit(B), lit(I)));
-        project = PRODUCT(wpk, "hi - lo", N, I, xlo, lit(ri->layout ? I : B * I), "w", bias_arg,
-                          strf("xw + b * %s", lit(TC * N)));
-        xp = strf("xw + (b * %s + t - base[b]) * %s", lit(TC), lit(N));
-    }
-    const char *recur = PRODUCT(rpk, lit(B), NR, H, "h[0]", lit(H), "r", "0, 0, 0", "g[0]");
-
-    if (G == 4)
-        buf_printf(&state, ", c[%s][%s]%s", lit(B), lit(H), vec ? strf(", ct[%s]", lit(H)) : "");
-    if (split)  /* z: the update gate (the vector path keeps it in g) */
-        buf_printf(&state, "%s, rh[%s][%s], gq[%s][%s]",
-                   vec ? "" : strf(", z[%s][%s]", lit(B), lit(H)), lit(B), lit(H), lit(B), lit(H));
-    if (has_bias)
-        buf_printf(&state, ", bias[%s]", lit(N));
-    if (lbr)
-        buf_printf(&state, ", rbh[%s]", lit(H));
-    buf_printf(&init, "%sh[b][j] = %s;\n", i12, h0e);
-    if (G == 4)
-        buf_printf(&init, "%sc[b][j] = %s;\n", i12, c0e);
-    if (split)
-        buf_printf(&init, "%srh[b][j] = 0;\n", i12);
-
-    /* The loop over rows of a step, around BODY (the unit j's update). */
-#define ROWS(out, zero)                                                                            \
-    do {                                                                                           \
-        buf_printf(out, "%sfor (b = 0; b < %s; b++) {\n", i8, lit(B));                             \
-        buf_printf(out, "%sconst long len = %s;\n%sconst long t = %s;\n%sconst float *xp;\n",      \
-                   i12, len, i12, reverse ? "len - 1 - s" : "s", i12);                             \
-        buf_printf(out, "%sif (s >= len) {\n%s%scontinue;\n%s}\n", i12, zero, i16, i12);           \
-        buf_printf(out, "%sxp = %s;\n", i12, xp);                                                 \
-        if (!vec)                                                                                  \
-            buf_printf(out, "%sfor (j = 0; j < %s; j++) {\n", i12, lit(H));                        \
-    } while (0)
-#define GATE(v, k) buf_printf(&body, "%sfloat %s = xp[%s] + g[b][%s];\n", i16, v,                  \
-                              k ? strf("%s + j", lit(k * H)) : "j", k ? strf("%s + j", lit(k * H)) : "j")
-#define LOOP(out, count, ...) (buf_printf(out, "%sfor (j = 0; j < %s; j++)\n%s", i12, lit(count), i16), \
-                               buf_printf(out, __VA_ARGS__))
-#define ACT(out, v, count, th) buf_printf(out, "%smlbc_v%s_f32(%s, %s, %s);\n", i12, \
-                                      th ? "tanh" : "sigmoid", lit(count), v, v)
-    if (vec) {
-        /* Gate sums in place in g (or gq), activated there. */
-        int64_t nsum = split ? 2 * H : G == 3 ? 2 * H : N;
-        Buf pre = {0};
-        LOOP(&pre, nsum, "g[b][j] += xp[j];\n");
-        if (G == 4) {
-            buf_puts(&body, pre.p);
-            ACT(&body, "g[b]", 3 * H, 0);
-            ACT(&body, strf("g[b] + %s", lit(3 * H)), H, 1);
-            LOOP(&body, H, "c[b][j] = ct[j] = %s;\n", sum2(DT_FLOAT, strf("g[b][%s + j]", lit(2 * H)),
-                 "c[b][j]", "g[b][j]", strf("g[b][%s + j]", lit(3 * H))));
-            ACT(&body, "ct", H, 1);
-            buf_printf(&body, "%sfor (j = 0; j < %s; j++) {\n%sh[b][j] = g[b][%s + j] * ct[j];\n",
-                       i12, lit(H), i16, lit(H));
-        } else if (lbr) {
-            buf_puts(&body, pre.p);
-            ACT(&body, "g[b]", 2 * H, 0);
-            LOOP(&body, H, "g[b][%s + j] = %s;\n", lit(2 * H),
-                 madd(DT_FLOAT, strf("g[b][%s + j]", lit(H)), strf("(g[b][%s + j] + rbh[j])", lit(2 * H)),
-                      strf("xp[%s + j]", lit(2 * H))));
-            ACT(&body, strf("g[b] + %s", lit(2 * H)), H, 1);
-            buf_printf(&body, "%sfor (j = 0; j < %s; j++) {\n%sh[b][j] = %s;\n", i12, lit(H), i16,
-                       sum2(DT_FLOAT, "(1 - g[b][j])", strf("g[b][%s + j]", lit(2 * H)), "g[b][j]",
-                            "h[b][j]"));
-        } else if (split) {
-            buf_puts(&body, pre.p);
-            ACT(&body, "g[b]", 2 * H, 0);
-            LOOP(&body, H, "rh[b][j] = g[b][%s + j] * h[b][j];\n", lit(H));
-            ROWS(&cell, "");
-            buf_printf(&cell, "%s%s}\n", body.p, i8);
-            buf_printf(&cell, "%s%s;\n", i8,
-                       PRODUCT(rpk, lit(B), H, H, "rh[0]", lit(H), "r2", "0, 0, 0", "gq[0]"));
-            body = (Buf){0};
-            LOOP(&body, H, "gq[b][j] += xp[%s + j];\n", lit(2 * H));
-            ACT(&body, "gq[b]", H, 1);
-            buf_printf(&body, "%sfor (j = 0; j < %s; j++) {\n%sh[b][j] = %s;\n", i12, lit(H), i16,
-                       sum2(DT_FLOAT, "(1 - g[b][j])", "gq[b][j]", "g[b][j]", "h[b][j]"));
-        } else {
-            LOOP(&body, H, "g[b][j] += xp[j];\n");
-            ACT(&body, "g[b]", H, 1);
-            buf_printf(&body, "%sfor (j = 0; j < %s; j++) {\n%sh[b][j] = g[b][j];\n", i12, lit(H), i16);
-        }
-    } else if (G == 4) {
-        GATE("gi", 0);
-        GATE("go", 1);
-        GATE("gf", 2);
-        GATE("gc", 3);
-        buf_printf(&body, "%sconst float cp = c[b][j];\n%sfloat cn;\n", i16, i16);
-        if (peep)
-            buf_printf(&body, "%sgi = %s;\n", i16, madd(DT_FLOAT, "p[j]", "cp", "gi"));
-        apply(&body, i16, &act[0], "gi", clip, DT_FLOAT);
-        if (input_forget) {
-            buf_printf(&body, "%sgf = 1 - gi;\n", i16);
-        } else {
-            if (peep)
-                buf_printf(&body, "%sgf = %s;\n", i16,
-                           madd(DT_FLOAT, strf("p[%s + j]", lit(2 * H)), "cp", "gf"));
-            apply(&body, i16, &act[0], "gf", clip, DT_FLOAT);
-        }
-        apply(&body, i16, &act[1], "gc", clip, DT_FLOAT);
-        buf_printf(&body, "%scn = %s;\n", i16, sum2(DT_FLOAT, "gf", "cp", "gi", "gc"));
-        if (peep)
-            buf_printf(&body, "%sgo = %s;\n", i16,
-                       madd(DT_FLOAT, strf("p[%s + j]", lit(H)), "cn", "go"));
-        apply(&body, i16, &act[0], "go", clip, DT_FLOAT);
-        buf_printf(&body, "%sc[b][j] = cn;\n", i16);
-        buf_printf(&body, "%sh[b][j] = go * (%s);\n", i16, act_expr(&act[2], "cn", DT_FLOAT));
-    } else if (G == 3 && lbr) {
-        GATE("gz", 0);
-        GATE("gr", 1);
-        buf_printf(&body, "%sfloat gh;\n", i16);
-        apply(&body, i16, &act[0], "gz", clip, DT_FLOAT);
-        apply(&body, i16, &act[0], "gr", clip, DT_FLOAT);
-        buf_printf(&body, "%sgh = %s;\n", i16,
-                   madd(DT_FLOAT, "gr", strf("(g[b][%s + j] + rbh[j])", lit(2 * H)),
-                        strf("xp[%s + j]", lit(2 * H))));
-        apply(&body, i16, &act[1], "gh", clip, DT_FLOAT);
-        buf_printf(&body, "%sh[b][j] = %s;\n", i16, sum2(DT_FLOAT, "(1 - gz)", "gh", "gz", "h[b][j]"));
-    } else if (G == 3) {
-        /* First the z and r gates and the reset state rh = r h (rows past their length keep
-         * a stale one, unused), then its product gq = rh R_h^T, then the candidate. */
-        GATE("gz", 0);
-        GATE("gr", 1);
-        apply(&body, i16, &act[0], "gz", clip, DT_FLOAT);
-        apply(&body, i16, &act[0], "gr", clip, DT_FLOAT);
-        buf_printf(&body, "%sz[b][j] = gz;\n%srh[b][j] = gr * h[b][j];\n", i16, i16);
-        ROWS(&cell, "");
-        buf_printf(&cell, "%s%s}\n%s}\n", body.p, i12, i8);
-        buf_printf(&cell, "%s%s;\n", i8,
-                   PRODUCT(rpk, lit(B), H, H, "rh[0]", lit(H), "r2", "0, 0, 0", "gq[0]"));
-        body = (Buf){0};
-        buf_printf(&body, "%sfloat gh = xp[%s + j] + gq[b][j];\n", i16, lit(2 * H));
-        apply(&body, i16, &act[1], "gh", clip, DT_FLOAT);
-        buf_printf(&body, "%sh[b][j] = %s;\n", i16,
-                   sum2(DT_FLOAT, "(1 - z[b][j])", "gh", "z[b][j]", "h[b][j]"));
-    } else {
-        GATE("gv", 0);
-        apply(&body, i16, &act[0], "gv", clip, DT_FLOAT);
-        buf_printf(&body, "%sh[b][j] = gv;\n", i16);
-    }
-    ROWS(&cell, yzero ? yzero : "");
-    buf_printf(&cell, "%s%s%s}\n%s}\n", body.p, ystore ? ystore : "", i12, i8);
-#undef GATE
-#undef ROWS
-#undef LOOP
-#undef ACT
-
+    const char *project = f32_project(&f, fold, TC), *state, *init;
+    const char *recur = product(f.rpk, lit(B), NR, H, "h[0]", lit(H), "r", "0, 0, 0", "g[0]");
+    f32_state(&f, &state, &init);
     Buf doc = {0};
-    buf_printf(&doc, "%s float, direction %d (%s): seq %lld, batch %lld, input %lld, hidden %lld, "
-               "layout %d; inputs projected %lld step(s) at a time", n->op, d + 1,
-               reverse ? "reverse" : "forward", (long long)S, (long long)B, (long long)I,
-               (long long)H, ri->layout, (long long)TC);
-    for (int k = 0; k < ri->nact; k++)
-        buf_printf(&doc, "%s%s", k ? ", " : "; activations ", act[k].name);
-    if (clip > 0)
-        buf_printf(&doc, "; clip %g", clip);
-    if (peep)
-        buf_puts(&doc, "; peepholes");
-    if (lbr)
-        buf_puts(&doc, "; linear before reset");
-    buf_printf(&doc, "; W %s, R %s", wpk ? "packed" : "read in place", rpk ? "packed" : "read in place");
-    return kernel(e, n, "rnn_f32", "DOC", doc.p, "PARAMS", params, "XW", lit(TC * B * N),
-        "BATCH", lit(B), "PROWS", lit(fold ? 1 : B), "NR", lit(NR), "H", lit(H), "STATE", state.p ? state.p : "",
-        "PROLOGUE", pro ? pro : "", "INIT", init.p, "SEQ", lit(S), "TC", lit(TC), "LEN", len,
-        "LO", reverse ? strf("len - s - %s > 0 ? len - s - %s : 0", lit(TC), lit(TC)) : "s",
-        "HI", reverse ? "len - s" : strf("s + %s < len ? s + %s : len", lit(TC), lit(TC)),
-        "PROJECT", project, "RECUR", recur, "CELL", cell.p, "EPILOGUE", epi ? epi : "", NULL);
-#undef PRODUCT
+    buf_printf(&doc, "%s float, direction %d (%s): seq %lld, batch %lld, input %lld, hidden "
+               "%lld, layout %d; inputs projected %lld step(s) at a time", n->op, g->d + 1,
+               g->reverse ? "reverse" : "forward", (long long)S, (long long)B,
+               (long long)ri->in, (long long)H, ri->layout, (long long)TC);
+    doc_options(&doc, g);
+    buf_printf(&doc, "; W %s, R %s", g->w->data ? "packed" : "read in place",
+               f.rpk ? "packed" : "read in place");
+    return kernel(e, n, "rnn_f32", "DOC", doc.p, "PARAMS", g->params.p, "XW", lit(TC * B * N),
+        "BATCH", lit(B), "PROWS", lit(fold ? 1 : B), "NR", lit(NR), "H", lit(H), "STATE", state,
+        "PROLOGUE", g->pro.p ? g->pro.p : "", "INIT", init, "SEQ", lit(S), "TC", lit(TC),
+        "LEN", g->len,
+        "LO", g->reverse ? strf("len - s - %s > 0 ? len - s - %s : 0", lit(TC), lit(TC)) : "s",
+        "HI", g->reverse ? "len - s" : strf("s + %s < len ? s + %s : len", lit(TC), lit(TC)),
+        "PROJECT", project, "RECUR", recur, "CELL", f32_cell(&f),
+        "EPILOGUE", g->epi.p ? g->epi.p : "", NULL);
+}
+
+/* ---- double and 16-bit floats: templates rnn_lstm, rnn_gru, rnn_rnn ---- */
+
+/* The GRU fragments: ZR after the z and r gates, GH the candidate's sum, HGATE its
+ * activation, DECL the arrays linear_before_reset adds ("" for LSTM and RNN). */
+typedef struct GruFrag {
+    const char *zr, *gh, *hgate, *decl;
+} GruFrag;
+
+static GruFrag gru_fragments(const RnnGen *g, const char *dot)
+{
+    int64_t H = g->ri.hid, I = g->ri.in;
+    DType at = g->at;
+    Buf zr = {0}, hgate = {0};
+    const char *gh, *decl = "";
+    apply(&zr, i16, &g->act[0], "gz", g->clip, at);
+    apply(&zr, i16, &g->act[0], "gr", g->clip, at);
+    buf_printf(&zr, "%sz[j] = gz;\n", i16);
+    const char *xdot = strf("bias[%s + j] + %s(w + (%s + j) * %s, xv, %s)", lit(2 * H), dot,
+                            lit(2 * H), lit(I), lit(I));
+    if (g->lbr) {
+        decl = strf(", rbh[%s], rr[%s]", lit(H), lit(H));
+        buf_printf(&zr, "%srr[j] = gr;\n", i16);
+        buf_printf(&zr, "%srh[j] = %s(r + (%s + j) * %s, h[b], %s) + rbh[j];\n", i16, dot,
+                   lit(2 * H), lit(H), lit(H));
+        gh = madd(at, "rr[j]", "rh[j]", xdot);
+    } else {
+        buf_printf(&zr, "%srh[j] = gr * h[b][j];\n", i16);
+        gh = strf("%s + %s(r + (%s + j) * %s, rh, %s)", xdot, dot, lit(2 * H), lit(H), lit(H));
+    }
+    apply(&hgate, i16, &g->act[1], "gh", g->clip, at);
+    return (GruFrag){zr.p, gh, hgate.p, decl};
+}
+
+/* The kernel of the direction for double and the 16-bit floats. */
+static const char *emit_cell(Emit *e, Node *n, const RnnGen *g)
+{
+    const RnnInfo *ri = &g->ri;
+    int G = ri->gates;
+    DType t = g->t, at = g->at;
+    int64_t S = ri->seq, B = ri->batch, H = ri->hid, I = ri->in;
+    const char *dot = t == DT_FLOAT16 ? "mlbc_dot_h" : "mlbc_dot_d";
+    const char *xrow = ri->layout ? strf("(b * %s + t) * %s", lit(S), lit(I))
+                                  : strf("(t * %s + b) * %s", lit(B), lit(I));
+    GruFrag gru = {"", "", "", ""};
+    Buf gates = {0}, doc = {0};
+    if (G == 4) {
+        lstm_update(&gates, g, at);
+        buf_printf(&gates, "%shn[j] = go * (%s);\n", i16, act_expr(&g->act[2], "cn", at));
+    } else if (G == 3) {
+        gru = gru_fragments(g, dot);
+    } else {
+        apply(&gates, i16, &g->act[0], "g", g->clip, at);
+        buf_printf(&gates, "%shn[j] = g;\n", i16);
+    }
+    buf_printf(&doc, "%s %s, direction %d of %d (%s): seq %lld, batch %lld, input %lld, "
+               "hidden %lld, layout %d", n->op, dtype_name(t), g->d + 1, ri->dirs,
+               g->reverse ? "reverse" : "forward", (long long)S, (long long)B, (long long)I,
+               (long long)H, ri->layout);
+    doc_options(&doc, g);
+    if (g->lens)
+        buf_puts(&doc, "; sequence_lens");
+    return kernel(e, n, G == 4 ? "rnn_lstm" : G == 3 ? "rnn_gru" : "rnn_rnn", "DOC", doc.p,
+        "PARAMS", g->params.p, "T", g->T, "A", dtype_ctype(at), "BATCH", lit(B), "H", lit(H),
+        "I", lit(I), "SEQ", lit(S), "DOT", dot, "PROLOGUE", g->pro.p ? g->pro.p : "",
+        "EPILOGUE", g->epi.p ? g->epi.p : "", "H0", g->h0e, "C0", g->c0e, "LEN", g->len,
+        "TIME", g->reverse ? "len - 1 - s" : "s", "XLOAD", load_elem(t, strf("x[%s + i]", xrow)),
+        "YZERO", g->yzero.p ? g->yzero.p : "", "YSTORE", g->ystore.p ? g->ystore.p : "",
+        "GATES", gates.p ? gates.p : "", "ZR", gru.zr, "HGATE", gru.hgate, "GH", gru.gh,
+        "DECL", gru.decl,
+        "BLEND", sum2(at, "(1 - z[j])", "gh", "z[j]", "h[b][j]"), NULL);
 }
 
 static void rnn_emit(Emit *e, Node *n)
 {
-    RnnInfo ri;
-    rnn_info(n, &ri);
-    int G = ri.gates;
-    DType t = n->in[IN_X]->dt, at = calc_type(t);
-    const char *T = dtype_ctype(t), *A = dtype_ctype(at);
-    int64_t S = ri.seq, D = ri.dirs, B = ri.batch, H = ri.hid, I = ri.in;
-    Value *x = n->in[IN_X], *w = n->in[IN_W], *r = n->in[IN_R], *bias = input(n, IN_B);
-    Value *lens = input(n, IN_LENS), *h0 = input(n, IN_H0);
-    Value *c0 = G == 4 ? input(n, IN_C0) : NULL, *p = G == 4 ? input(n, IN_P) : NULL;
-    Value *y = live_out(n, 0), *yh = live_out(n, 1), *yc = G == 4 ? live_out(n, 2) : NULL;
-    const char *dir = attr_str(n, "direction", "forward");
-    double clip = attr_float(n, "clip", 0);
-    int lbr = G == 3 && attr_int(n, "linear_before_reset", 0);
-    int input_forget = G == 4 && attr_int(n, "input_forget", 0);
-    Act acts[6];
-    read_acts(n, &ri, acts);
-
-    /* sequence_lens: constant and all full is the same as absent. */
-    int runtime_lens = 0;
-    if (lens && lens->data) {
-        int full = 1;
-        for (int64_t b = 0; b < B; b++)
-            full &= value_get_i(lens, b) == S;
-        if (full)
-            lens = NULL;
-    } else if (lens) {
-        runtime_lens = 1;
-    }
-
-    const char *dot = t == DT_FLOAT16 ? "mlbc_dot_h" : "mlbc_dot_d";  /* float: emit_f32 */
-
-    for (int d = 0; d < D; d++) {
-        int reverse = !strcmp(dir, "reverse") || d == 1;
-        const Act *act = acts + d * ri.nact;
-        Buf params = {0}, call = {0}, pro = {0}, epi = {0}, yzero = {0}, ystore = {0};
-        buf_printf(&params, "const %s *restrict x, const %s *restrict w, const %s *restrict r", T,
-                   T, T);
-        if (t == DT_FLOAT) {
-            /* W and R as the products read them: packed when constant (GRU without
-             * linear_before_reset: R's z, r rows and its h rows apart, in r and r2). */
-            int split = G == 3 && !lbr;
-            buf_printf(&call, "%s, %s, %s", ref(e, x), pack_or_ref(e, n, w, d, 0, G * H, I),
-                       pack_or_ref(e, n, r, d, 0, split ? 2 * H : G * H, H));
-            if (split) {
-                buf_puts(&params, ", const float *restrict r2");
-                buf_printf(&call, ", %s", pack_or_ref(e, n, r, d, 2 * H, H, H));
-            }
-        } else {
-            buf_printf(&call, "%s, %s, %s", ref(e, x), at_off(ref(e, w), d * G * H * I),
-                       at_off(ref(e, r), d * G * H * H));
-        }
-        const char *i8 = "        ", *i16 = "                ";
-        /* Bias: W and R biases summed (GRU with linear_before_reset keeps R's h bias apart). */
-        if (bias) {
-            buf_printf(&params, ", const %s *restrict bb", T);
-            buf_printf(&call, ", %s", at_off(ref(e, bias), d * 2 * G * H));
-            buf_printf(&pro, "    for (j = 0; j < %s; j++)\n", lit(G * H));
-            buf_printf(&pro, "%sbias[j] = %s + %s;\n", i8, load_elem(t, "bb[j]"),
-                       load_elem(t, strf("bb[%s + j]", lit(G * H))));
-            if (lbr) {
-                buf_printf(&pro, "    for (j = 0; j < %s; j++) {\n", lit(H));
-                buf_printf(&pro, "%sbias[%s + j] = %s;\n", i8, lit(2 * H),
-                           load_elem(t, strf("bb[%s + j]", lit(2 * H))));
-                buf_printf(&pro, "%srbh[j] = %s;\n", i8,
-                           load_elem(t, strf("bb[%s + j]", lit(5 * H))));
-                buf_printf(&pro, "    }\n");
-            }
-        } else {
-            if (t != DT_FLOAT)  /* the float products take no bias then */
-                buf_printf(&pro, "    for (j = 0; j < %s; j++)\n%sbias[j] = 0;\n", lit(G * H), i8);
-            if (lbr)
-                buf_printf(&pro, "    for (j = 0; j < %s; j++)\n%srbh[j] = 0;\n", lit(H), i8);
-        }
-        const char *len = lit(S);
-        if (lens) {
-            buf_printf(&params, ", const %s *restrict lens", dtype_ctype(lens->dt));
-            buf_printf(&call, ", %s", ref(e, lens));
-            len = "(long)lens[b]";
-            if (runtime_lens) {
-                buf_printf(&pro, "    for (b = 0; b < %s; b++)\n", lit(B));
-                buf_printf(&pro, "%sif (lens[b] < 0 || lens[b] > %s)\n%s    return 1;\n", i8,
-                           lit(S), i8);
-            }
-        }
-        /* Offsets of state rows (initial_h, Y_h, ...) and of Y rows, by layout. */
-        const char *hrow = ri.layout ? strf("(b * %s + %d) * %s", lit(D), d, lit(H))
-                                     : d ? strf("(%s + b) * %s", lit(d * B), lit(H))
-                                         : strf("b * %s", lit(H));
-        const char *xrow = ri.layout ? strf("(b * %s + t) * %s", lit(S), lit(I))
-                                     : strf("(t * %s + b) * %s", lit(B), lit(I));
-#define YROW(tv) (ri.layout ? strf("((b * %s + %s) * %s + %d) * %s", lit(S), tv, lit(D), d, lit(H)) \
-                            : strf("((%s * %s + %d) * %s + b) * %s", tv, lit(D), d, lit(B), lit(H)))
-        const char *h0e = "0", *c0e = "0";
-        if (h0) {
-            buf_printf(&params, ", const %s *restrict h0", T);
-            buf_printf(&call, ", %s", ref(e, h0));
-            h0e = load_elem(t, strf("h0[%s + j]", hrow));
-        }
-        if (c0) {
-            buf_printf(&params, ", const %s *restrict c0", T);
-            buf_printf(&call, ", %s", ref(e, c0));
-            c0e = load_elem(t, strf("c0[%s + j]", hrow));
-        }
-        if (p) {
-            buf_printf(&params, ", const %s *restrict p", T);
-            buf_printf(&call, ", %s", at_off(ref(e, p), d * 3 * H));
-        }
-        if (y) {
-            buf_printf(&params, ", %s *restrict y", T);
-            buf_printf(&call, ", %s", ref(e, y));
-            buf_printf(&yzero, "%sfor (j = 0; j < %s; j++)\n%s    y[%s + j] = %s;\n", i16,
-                       lit(H), i16, YROW("s"), store_as(t, at, "0"));
-            buf_printf(&ystore, "%sy[%s + j] = %s;\n", i16, YROW("t"),
-                       store_as(t, at, t == DT_FLOAT ? "h[b][j]" : "hn[j]"));
-        }
-        if (yh || yc) {
-            buf_printf(&epi, "    for (b = 0; b < %s; b++)\n", lit(B));
-            buf_printf(&epi, "%sfor (j = 0; j < %s; j++) {\n", i8, lit(H));
-            if (yh) {
-                buf_printf(&params, ", %s *restrict yh", T);
-                buf_printf(&call, ", %s", ref(e, yh));
-                buf_printf(&epi, "%s    yh[%s + j] = %s;\n", i8, hrow, store_as(t, at, "h[b][j]"));
-            }
-            if (yc) {
-                buf_printf(&params, ", %s *restrict yc", T);
-                buf_printf(&call, ", %s", ref(e, yc));
-                buf_printf(&epi, "%s    yc[%s + j] = %s;\n", i8, hrow, store_as(t, at, "c[b][j]"));
-            }
-            buf_printf(&epi, "%s}\n", i8);
-        }
-#undef YROW
-        if (t == DT_FLOAT) {
-            const char *fn = emit_f32(e, n, &ri, d, reverse, act, clip, params.p, pro.p, epi.p,
-                                      yzero.p, ystore.p, h0e, c0e, len, bias != NULL, p != NULL);
-            if (runtime_lens)
-                check(e, strf("%s(%s) == 0", fn, call.p), strf("%s: sequence_lens out of range", n->op));
-            else
-                stmt(e, "%s(%s);", fn, call.p);
-            continue;
-        }
-
-        /* The cell. */
-        Buf gates = {0};
-        const char *tmpl, *gh = "", *decl = "";
-        Buf zr = {0}, hgate = {0};
-        if (G == 4) {
-            tmpl = "rnn_lstm";
-            if (p)
-                buf_printf(&gates, "%sgi = %s;\n", i16, madd(at, load_elem(t, "p[j]"), "cp", "gi"));
-            apply(&gates, i16, &act[0], "gi", clip, at);
-            if (input_forget) {
-                buf_printf(&gates, "%sgf = 1 - gi;\n", i16);
-            } else {
-                if (p)
-                    buf_printf(&gates, "%sgf = %s;\n", i16,
-                               madd(at, load_elem(t, strf("p[%s + j]", lit(2 * H))), "cp", "gf"));
-                apply(&gates, i16, &act[0], "gf", clip, at);
-            }
-            apply(&gates, i16, &act[1], "gc", clip, at);
-            buf_printf(&gates, "%scn = %s;\n", i16, sum2(at, "gf", "cp", "gi", "gc"));
-            if (p)
-                buf_printf(&gates, "%sgo = %s;\n", i16,
-                           madd(at, load_elem(t, strf("p[%s + j]", lit(H))), "cn", "go"));
-            apply(&gates, i16, &act[0], "go", clip, at);
-            buf_printf(&gates, "%shn[j] = go * (%s);\n", i16, act_expr(&act[2], "cn", at));
-        } else if (G == 3) {
-            tmpl = "rnn_gru";
-            apply(&zr, i16, &act[0], "gz", clip, at);
-            apply(&zr, i16, &act[0], "gr", clip, at);
-            buf_printf(&zr, "%sz[j] = gz;\n", i16);
-            const char *xdot = strf("bias[%s + j] + %s(w + (%s + j) * %s, xv, %s)", lit(2 * H), dot,
-                                    lit(2 * H), lit(I), lit(I));
-            if (lbr) {
-                decl = strf(", rbh[%s], rr[%s]", lit(H), lit(H));
-                buf_printf(&zr, "%srr[j] = gr;\n", i16);
-                buf_printf(&zr, "%srh[j] = %s(r + (%s + j) * %s, h[b], %s) + rbh[j];\n", i16, dot,
-                           lit(2 * H), lit(H), lit(H));
-                gh = madd(at, "rr[j]", "rh[j]", xdot);
-            } else {
-                buf_printf(&zr, "%srh[j] = gr * h[b][j];\n", i16);
-                gh = strf("%s + %s(r + (%s + j) * %s, rh, %s)", xdot, dot, lit(2 * H), lit(H),
-                          lit(H));
-            }
-            apply(&hgate, i16, &act[1], "gh", clip, at);
-        } else {
-            tmpl = "rnn_rnn";
-            apply(&gates, i16, &act[0], "g", clip, at);
-            buf_printf(&gates, "%shn[j] = g;\n", i16);
-        }
-
-        Buf doc = {0};
-        buf_printf(&doc, "%s %s, direction %d of %d (%s): seq %lld, batch %lld, input %lld, "
-                   "hidden %lld, layout %d", n->op, dtype_name(t), d + 1, (int)D,
-                   reverse ? "reverse" : "forward", (long long)S, (long long)B, (long long)I,
-                   (long long)H, ri.layout);
-        for (int k = 0; k < ri.nact; k++)
-            buf_printf(&doc, "%s%s", k ? ", " : "; activations ", act[k].name);
-        if (clip > 0)
-            buf_printf(&doc, "; clip %g", clip);
-        if (p)
-            buf_puts(&doc, "; peepholes");
-        if (lbr)
-            buf_puts(&doc, "; linear before reset");
-        if (lens)
-            buf_puts(&doc, "; sequence_lens");
-        const char *fn = kernel(e, n, tmpl, "DOC", doc.p, "PARAMS", params.p, "T", T, "A", A,
-            "BATCH", lit(B), "H", lit(H), "I", lit(I), "SEQ", lit(S), "DOT", dot,
-            "PROLOGUE", pro.p ? pro.p : "", "EPILOGUE", epi.p ? epi.p : "",
-            "H0", h0e, "C0", c0e, "LEN", len,
-            "TIME", reverse ? "len - 1 - s" : "s", "XLOAD", load_elem(t, strf("x[%s + i]", xrow)),
-            "YZERO", yzero.p ? yzero.p : "", "YSTORE", ystore.p ? ystore.p : "",
-            "GATES", gates.p ? gates.p : "", "ZR", zr.p ? zr.p : "",
-            "HGATE", hgate.p ? hgate.p : "", "GH", gh, "DECL", decl,
-            "BLEND", sum2(at, "(1 - z[j])", "gh", "z[j]", "h[b][j]"), NULL);
-        if (runtime_lens)
-            check(e, strf("%s(%s) == 0", fn, call.p), strf("%s: sequence_lens out of range", n->op));
+    RnnGen g;
+    rnn_gen(n, &g);
+    for (int d = 0; d < g.ri.dirs; d++) {
+        rnn_direction(n, &g, d);
+        rnn_weights(e, n, &g);
+        rnn_bias(e, &g);
+        rnn_inputs(e, &g);
+        rnn_outputs(e, &g);
+        const char *fn = g.t == DT_FLOAT ? emit_f32(e, n, &g) : emit_cell(e, n, &g);
+        if (g.runtime_lens)
+            check(e, strf("%s(%s) == 0", fn, g.call.p),
+                  strf("%s: sequence_lens out of range", n->op));
         else
-            stmt(e, "%s(%s);", fn, call.p);
+            stmt(e, "%s(%s);", fn, g.call.p);
     }
 }
 

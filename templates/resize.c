@@ -3,7 +3,8 @@
 // weighted sum of its taps (LOOPS). Axes kept as they are read straight through; nested
 // tap sums go from the first resized axis (outermost) to the last, as in the ONNX
 // reference, with one accumulator per axis, each step an explicit fused multiply-add.
+// SCALES and ROI declare those inputs when they are read at run time.
 /* ${DOC} */
-static void ${FN}(${PARAMS})
+static void ${FN}(const ${T} *restrict x, ${SCALES}${ROI}${T} *restrict y)
 {
 ${DECLS}${TAPS}${LOOPS}}
