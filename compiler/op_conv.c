@@ -7,11 +7,14 @@
  * A float Conv is a matrix product per image and group (templates/conv_gemm.c): the input is
  * laid out as columns (im2col, in tiles of output pixels bounded by CONV_TILE_BYTES on the
  * stack) and multiplied by W's rows through mlbc_gemm_f32, explicit fused multiply-adds with
- * the same bits on every path.
+ * the same bits on every path. With a unit stride along the last axis there is no im2col:
+ * the tap of 16 consecutive output pixels of a row is 16 consecutive floats of the input (or
+ * of its zero-padded copy), so mlbc_gemm_f32_taps reads them in place through a table of tap
+ * offsets, one product per output row, the same chains as through the columns.
  *
  * A Relu that only reads such a Conv's output is fused into it (compiler/fuse.c sets the
- * Conv's aux to "Relu"): each tile of the product's output goes through templates/conv_relu.c
- * while it is in cache.
+ * Conv's aux to "Relu"): each tile (or output row) of the product's output goes through
+ * templates/conv_relu.c while it is in cache.
  *
  * Other Conv types and ConvInteger compute panels of up to 8 output channels of one group at
  * once, the channels being vector lanes (templates/conv_panel.c). A constant W (the usual
@@ -507,17 +510,113 @@ static int64_t tile_pixels(int64_t osp, int64_t per_pixel, int64_t unit, int64_t
     return ((osp + ntiles - 1) / ntiles + unit - 1) / unit * unit;
 }
 
-/* Float Conv as matrix products (templates/conv_gemm.c). The columns of a tile come from x
- * itself (pointwise), from whole output rows of x or of its padded copy (when that copy and
- * a row fit the budgets), or else from any range of pixels with bounds checks. */
+/* The table of tap offsets for mlbc_gemm_f32_taps (templates/gemm_taps_f32.c), a static array
+ * of the kernel: tap ((c * KD + kd) * KH + kh) * KW + kw (W's order) of an output pixel is
+ * ((c * XD + kd * DD) * XH + kh * DH) * XW + kw * DW floats after its first tap in a source of
+ * extents src (XD x XH x XW). */
+static void emit_tap_offsets(Buf *b, const ConvK *c, const int64_t *src)
+{
+    const Geom *g = &c->g;
+    int64_t k3[NSP], d3[NSP];
+    pad3(g, g->k, k3, 1);
+    pad3(g, g->d, d3, 1);
+    int64_t taps = g->CG * prod3(k3), col = 96; /* lines of up to 96 columns */
+    buf_printf(b, "    /* where each tap of an output pixel is in the source, from its first */\n"
+                  "    static const long offs[%s] = {", lit(taps));
+    for (int64_t t = 0; t < taps; t++) {
+        int64_t kw = t % k3[2], kh = t / k3[2] % k3[1], kd = t / (k3[2] * k3[1]) % k3[0];
+        int64_t ch = t / prod3(k3);
+        const char *v = lit(((ch * src[0] + kd * d3[0]) * src[1] + kh * d3[1]) * src[2] +
+                            kw * d3[2]);
+        if (col + 2 + (int64_t)strlen(v) > 96) {
+            buf_puts(b, t ? ",\n        " : "\n        ");
+            col = 8;
+        } else {
+            buf_puts(b, ", ");
+            col += 2;
+        }
+        buf_puts(b, v);
+        col += (int64_t)strlen(v);
+    }
+    buf_puts(b, "};\n");
+}
+
+/* The products of a Conv of unit stride along the last axis, B read in place from xs (extents
+ * src, XD x XH x XW) through the tap offsets: output row (od, oh) starts at (od * SD, oh * SH,
+ * 0) of the source. With SH = 1 as well, the next output row starts XW floats further, so one
+ * product covers NR rows: its column i * XW + ow is output pixel (oh + i, ow), and its columns
+ * OW .. XW - 1 of each row are the wrap-around garbage of pixels that do not exist. Those
+ * products write into the tile yt, whose rows are copied out (then the fused Relu, while they
+ * are in cache); short rows thus share 16-column panels instead of filling a panel each.
+ * Else one product per output row (N = OW) writes straight into y. */
+static void emit_row_products(Buf *bufs, Buf *body, const ConvK *c, const int64_t *src,
+                              const char *xs, const char *wg, const char *cargs,
+                              const char *relu, const char **decls)
+{
+    const Geom *g = &c->g;
+    const char *ind = "                ";
+    int64_t out3[NSP], s3[NSP], taps = g->CG * numel_dims(g->nsp, g->k);
+    pad3(g, g->out, out3, 1);
+    pad3(g, g->s, s3, 1);
+    const char *ow = lit(out3[2]), *osp = lit(prod3(out3)), *mg = lit(g->MG);
+    const char *call = strf("mlbc_gemm_f32_taps(%s, %%s, %s, %s, %s, %s + %%s, offs, %s, %%s, %%s);\n",
+                            mg, lit(taps), wg, lit(taps), xs, cargs);
+    if (s3[1] != 1) {
+        const char *start = out3[0] == 1 ? strf("r * %s", lit(s3[1] * src[2]))
+                            : strf("(r / %s * %s + r %% %s * %s) * %s", lit(out3[1]),
+                                   lit(s3[0] * src[1]), lit(out3[1]), lit(s3[1]), lit(src[2]));
+        *decls = relu ? ", r, m" : ", r";
+        buf_printf(body, "%sfor (r = p0 / %s; r < (p0 + np) / %s; r++) {\n%s    ", ind, ow, ow, ind);
+        buf_printf(body, call, ow, start, strf("yg + r * %s", ow), osp);
+        if (relu)
+            buf_printf(body, "%s    for (m = 0; m < %s; m++)\n"
+                             "%s        %s(yg + m * %s + r * %s, %s);\n",
+                       ind, mg, ind, relu, osp, ow, ow);
+        buf_printf(body, "%s}\n", ind);
+        return;
+    }
+    /* rows per product: the tile yt within the budget, the rows of a plane split evenly */
+    int64_t most = CONV_TILE_BYTES / (g->MG * src[2] * 4), oh = out3[1];
+    if (most < 1)
+        most = 1;
+    int64_t nprod = (oh + most - 1) / most, nr = (oh + nprod - 1) / nprod;
+    const char *xw = lit(src[2]), *ldy = lit(nr * src[2]), *plane = lit(oh * out3[2]);
+    buf_printf(bufs, "    float yt[%s]; /* [channel][%s rows of %s]: a product's output */\n",
+               lit(g->MG * nr * src[2]), lit(nr), xw);
+    *decls = ", od, oh, nr, m, i";
+    buf_printf(body,
+               "%sfor (od = p0 / %s; od < (p0 + np) / %s; od++)\n"
+               "%s    for (oh = 0; oh < %s; oh += nr) {\n"
+               "%s        nr = %s - oh < %s ? %s - oh : %s;\n"
+               "%s        ",
+               ind, plane, plane, ind, lit(oh), ind, lit(oh), lit(nr), lit(oh), lit(nr), ind);
+    buf_printf(body, call, strf("(nr - 1) * %s + %s", xw, ow),
+               strf("(od * %s + oh) * %s", lit(s3[0] * src[1]), xw), "yt", ldy);
+    buf_printf(body,
+               "%s        for (m = 0; m < %s; m++)\n"
+               "%s            for (i = 0; i < nr; i++) {\n"
+               "%s                float *restrict yr = yg + m * %s + (od * %s + oh + i) * %s;\n"
+               "%s                memcpy(yr, yt + m * %s + i * %s, %s * sizeof *yr);\n",
+               ind, mg, ind, ind, osp, lit(oh), ow, ind, ldy, xw, ow);
+    if (relu)
+        buf_printf(body, "%s                %s(yr, %s);\n", ind, relu, ow);
+    buf_printf(body, "%s            }\n%s    }\n", ind, ind);
+}
+
+/* Float Conv as matrix products (templates/conv_gemm.c). B, the columns, is read in place
+ * from x itself (pointwise) or, for a unit stride along the last axis, from x or its padded
+ * copy through a table of tap offsets, one product per output row (when that copy fits the
+ * budget); else it is copied by im2col, from whole output rows of x or of its padded copy (when
+ * that copy and a row fit the budgets), or else from any range of pixels with bounds checks. */
 static void conv_emit_gemm(Emit *e, ConvK *c)
 {
     const Geom *g = &c->g;
-    int64_t in3[NSP], out3[NSP], pb3[NSP], pe3[NSP], src[NSP];
+    int64_t in3[NSP], out3[NSP], pb3[NSP], pe3[NSP], s3[NSP], src[NSP];
     pad3(g, g->in, in3, 1);
     pad3(g, g->out, out3, 1);
     pad3(g, g->pb, pb3, 0);
     pad3(g, g->pe, pe3, 0);
+    pad3(g, g->s, s3, 1);
     int64_t isp = prod3(in3), osp = prod3(out3), taps = g->CG * numel_dims(g->nsp, g->k);
     int direct = pointwise(g), padded = 0, rows = !direct;
     for (int i = 0; i < NSP; i++) {
@@ -526,12 +625,19 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         rows &= pb3[i] >= 0 && pe3[i] >= 0;
     }
     int64_t pad_bytes = padded ? g->CG * prod3(src) * 4 : 0;
-    rows &= pad_bytes <= CONV_PAD_BYTES && out3[2] * taps * 4 <= CONV_TILE_BYTES;
-    int64_t tile = direct ? osp : tile_pixels(osp, taps * 4, rows ? out3[2] : 16, CONV_TILE_BYTES);
+    rows &= pad_bytes <= CONV_PAD_BYTES;
+    /* tap k of the output pixels ow .. ow + 15 of a row: 16 consecutive source floats */
+    int shifted = rows && s3[2] == 1;
+    rows &= shifted || out3[2] * taps * 4 <= CONV_TILE_BYTES;
+    int64_t tile = direct || shifted ? osp : tile_pixels(osp, taps * 4, rows ? out3[2] : 16,
+                                                         CONV_TILE_BYTES);
 
     const char *wg = g->G > 1 ? strf("w + g * %s", lit(g->MG * taps)) : "w";
     const char *cargs = c->B ? (g->G > 1 ? strf("bias + g * %s, 1, 0", lit(g->MG)) : "bias, 1, 0")
                              : "0, 0, 0";
+    const char *relu = !c->n->aux ? NULL
+                       : kernel(e, c->n, "conv_relu",
+                                "DOC", strf("Conv: the fused %s", (const char *)c->n->aux), NULL);
     Buf bufs = {0}, pre = {0}, body = {0};
     const char *decls = "", *ind = "                ";
     if (direct) {
@@ -539,34 +645,39 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
                    ind, lit(g->MG), lit(taps), wg, lit(taps), lit(isp), cargs, lit(osp));
     } else {
         const char *xs = "xg";
+        if (shifted)
+            emit_tap_offsets(&bufs, c, src);
         if (rows && padded) {
             buf_printf(&bufs, "    float xp[%s]; /* the group's input, zero-padded */\n",
                        lit(g->CG * prod3(src)));
             buf_printf(&pre, "            %s(xg, xp);\n", emit_pad(e, c, src));
             xs = "xp";
         }
-        buf_printf(&bufs, "    float xcol[%s]; /* [tap][pixel of the tile] */\n", lit(taps * tile));
-        if (rows) {
-            const char *fn = emit_im2col_rows(e, c, padded ? src : in3, padded);
-            buf_printf(&body, "%s%s(%s, p0 / %s, np / %s, xcol);\n", ind, fn, xs, lit(out3[2]),
-                       lit(out3[2]));
+        if (shifted) {
+            emit_row_products(&bufs, &body, c, src, xs, wg, cargs, relu, &decls);
+        } else {
+            buf_printf(&bufs, "    float xcol[%s]; /* [tap][pixel of the tile] */\n",
+                       lit(taps * tile));
+            if (rows) {
+                const char *fn = emit_im2col_rows(e, c, padded ? src : in3, padded);
+                buf_printf(&body, "%s%s(%s, p0 / %s, np / %s, xcol);\n", ind, fn, xs, lit(out3[2]),
+                           lit(out3[2]));
+            }
+            else
+                buf_printf(&body, "%s%s(xg, p0, np, xcol);\n", ind, emit_im2col(e, c));
+            buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xcol, 16, np, 0, %s, yg + p0, "
+                       "%s);\n", ind, lit(g->MG), lit(taps), wg, lit(taps), cargs, lit(osp));
         }
-        else
-            buf_printf(&body, "%s%s(xg, p0, np, xcol);\n", ind, emit_im2col(e, c));
-        buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xcol, 16, np, 0, %s, yg + p0, %s);\n",
-                   ind, lit(g->MG), lit(taps), wg, lit(taps), cargs, lit(osp));
     }
-    if (c->n->aux) {
+    if (relu && !shifted) {
         /* The tile's output: all of the group's planes when the tile is all pixels, else a
          * run of np pixels per channel. */
-        const char *fn = kernel(e, c->n, "conv_relu",
-                                "DOC", strf("Conv: the fused %s", (const char *)c->n->aux), NULL);
         if (tile == osp) {
-            buf_printf(&body, "%s%s(yg, %s);\n", ind, fn, lit(g->MG * osp));
+            buf_printf(&body, "%s%s(yg, %s);\n", ind, relu, lit(g->MG * osp));
         } else {
             decls = ", m";
             buf_printf(&body, "%sfor (m = 0; m < %s; m++)\n%s    %s(yg + m * %s + p0, np);\n", ind,
-                       lit(g->MG), ind, fn, lit(osp));
+                       lit(g->MG), ind, relu, lit(osp));
         }
     }
     Buf params = {0};
@@ -577,8 +688,9 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
     const char *fn = kernel(e, c->n, "conv_gemm",
         "DOC", strf("Conv: %s -> %s, group %lld, %lld taps, %s; %s%s", shape_str(c->X),
                     shape_str(c->Y), (long long)g->G, (long long)taps,
-                    direct ? "the columns are x" : tile == osp ? "one tile"
-                                                 : strf("tiles of %lld pixels", (long long)tile),
+                    direct ? "the columns are x"
+                    : shifted ? "the columns read in place, a product per output row"
+                    : tile == osp ? "one tile" : strf("tiles of %lld pixels", (long long)tile),
                     geom_doc(g), c->n->aux ? strf("; then %s", (const char *)c->n->aux) : ""),
         "PARAMS", params.p, "BUFS", bufs.p ? bufs.p : "", "DECLS", decls,
         "N", lit(g->N), "G", lit(g->G), "C", lit(g->C), "CG", lit(g->CG), "M", lit(g->M),

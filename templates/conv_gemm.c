@@ -5,7 +5,9 @@
 // and no padding reads x itself). mlbc_gemm_f32 computes each output as one chain of fused
 // multiply-adds over the taps ascending, then adds the bias: the same bits on every path.
 // Tiles of at most T pixels bound the column buffer on the stack; the product writes each
-// output channel's pixels of the tile in place (its row stride is the plane, OSP).
+// output channel's pixels of the tile in place (its row stride is the plane, OSP). With a
+// unit stride along the last axis there are no columns: one mlbc_gemm_f32_taps per output row
+// reads the (zero-padded) input in place through a table of tap offsets (offs), the same chains.
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {

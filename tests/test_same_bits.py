@@ -94,13 +94,81 @@ def gemm_sweep(root):
                 nodes.append(helper.make_node("MatMul", ["a" + tag, "b" + tag], ["y" + tag]))
                 outputs.append(helper.make_tensor_value_info("y" + tag, onnx.TensorProto.FLOAT,
                                                              (m, n)))
-    graph = helper.make_graph(nodes, "gemm_sweep", inputs, outputs, inits)
+    return save_sweep(d, "gemm_sweep", nodes, inputs, outputs, inits, data)
+
+
+def save_sweep(d, name, nodes, inputs, outputs, inits, data):
+    """Saves a generated model and its data set into d; returns the model's path."""
+    from onnx import helper, numpy_helper
+    graph = helper.make_graph(nodes, name, inputs, outputs, inits)
     onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
               os.path.join(d, "model.onnx"))
     for i, a in enumerate(data):
         with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
             f.write(numpy_helper.from_array(a).SerializeToString())
     return os.path.join(d, "model.onnx")
+
+
+# Float Convs through the matrix product, most of unit stride along the last axis (the
+# product reads the input in place through a table of tap offsets, one product per output
+# row): output rows of partial, whole and several panels (OW), 1 to 9 output channels (tiles
+# of every height), kernels 1x3, 3x3 and 5x5 dilated by 2, with and without padding, with and
+# without bias and a fused Relu; then strided, 1-D, 3-D and grouped ones.
+SWEEP_OW = (5, 16, 17, 40)
+SWEEP_CONV_M = (1, 2, 3, 5, 8, 9)
+SWEEP_KERNELS = (((1, 3), (1, 1)), ((3, 3), (1, 1)), ((5, 5), (2, 2)))  # (kernel, dilations)
+SWEEP_CONV_EXTRA = [  # (x shape, out channels, kernel, strides, dilations, pads, group)
+    ((1, 2, 9, 20), 4, (3, 3), (2, 1), (1, 1), (1, 1, 1, 1), 1),
+    ((1, 2, 9, 21), 3, (3, 3), (1, 2), (1, 1), (1, 1, 1, 1), 1),
+    ((2, 3, 33), 5, (3,), (1,), (1,), (1, 1), 1),
+    ((1, 2, 4, 5, 18), 3, (3, 3, 3), (1, 1, 1), (1, 1, 1), (1, 1, 1, 1, 1, 1), 1),
+    ((1, 4, 6, 19), 6, (3, 3), (1, 1), (1, 1), (0, 1, 2, 0), 2),
+]
+
+
+def conv_sweep(root):
+    """Writes a model of Convs of the sweep shapes, with one data set, in node-test layout;
+    returns its path."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(9)
+    d = os.path.join(root, "gen", "conv_sweep")
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    nodes, inputs, outputs, inits, data = [], [], [], [], []
+    shapes = []
+    i = 0
+    for ow in SWEEP_OW:
+        for m in SWEEP_CONV_M:
+            for (kernel, dil) in SWEEP_KERNELS:
+                for padded in (0, 1):
+                    span = [(k - 1) * dd for k, dd in zip(kernel, dil)]
+                    pads = [s // 2 for s in span] * 2 if padded else [0, 0, 0, 0]
+                    x = (1, 1 + i % 3, 3 + span[0] - 2 * pads[0], ow + span[1] - 2 * pads[1])
+                    shapes.append((x, m, kernel, (1, 1), dil, tuple(pads), 1))
+                    i += 1
+    shapes += SWEEP_CONV_EXTRA
+    for i, (x, m, kernel, strides, dil, pads, group) in enumerate(shapes):
+        tag = str(i)
+        inputs.append(helper.make_tensor_value_info("x" + tag, onnx.TensorProto.FLOAT, x))
+        data.append(rng.standard_normal(x).astype(np.float32))
+        w = rng.standard_normal((m, x[1] // group) + kernel).astype(np.float32)
+        inits.append(numpy_helper.from_array(w, "w" + tag))
+        args = ["x" + tag, "w" + tag]
+        if i % 2:
+            inits.append(numpy_helper.from_array(rng.standard_normal(m).astype(np.float32),
+                                                 "b" + tag))
+            args.append("b" + tag)
+        relu = i % 3 == 0
+        nodes.append(helper.make_node("Conv", args, ["c" + tag if relu else "y" + tag],
+                                      kernel_shape=kernel, strides=strides, dilations=dil,
+                                      pads=pads, group=group))
+        if relu:
+            nodes.append(helper.make_node("Relu", ["c" + tag], ["y" + tag]))
+        nsp = len(kernel)
+        out = [(x[2 + j] + pads[j] + pads[nsp + j] - (kernel[j] - 1) * dil[j] - 1) // strides[j]
+               + 1 for j in range(nsp)]
+        outputs.append(helper.make_tensor_value_info("y" + tag, onnx.TensorProto.FLOAT,
+                                                     [x[0], m] + out))
+    return save_sweep(d, "conv_sweep", nodes, inputs, outputs, inits, data)
 
 
 def write_inputs(work, arrays, types):
@@ -191,6 +259,7 @@ def main():
     models = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
     models += node_sample(os.path.join(args.build, "onnx-node-data"))
     models.append(gemm_sweep(root))
+    models.append(conv_sweep(root))
     models = [m for m in models if re.search(args.filter, m)]
 
     def one(path):
