@@ -10,57 +10,6 @@
 
 #include "mlbc.h"
 
-static int is_scalar(const Value *x)
-{
-    return x && x->rank >= 0 && x->rank <= 1 && numel(x) == 1;
-}
-
-/* A value whose shape depends on data (Range's length) may take it from downstream: a value
- * with a declared static shape that it reaches through elementwise nodes whose other operands
- * are already inferred scalars has exactly its shape (the run-time check of the rule that
- * asked still compares the data with it). */
-int declared_downstream(const Value *v, int rank, int64_t *dim)
-{
-    const Graph *g = v->graph;
-    const Value **same = xalloc(sizeof *same * (g->nvalues + 1));
-    int nsame = 0;
-    same[nsame++] = v;
-    for (int grew = 1; grew;) {
-        grew = 0;
-        for (int i = 0; i < g->nnodes; i++) {
-            Node *m = g->nodes[i];
-            if (m->dead || !is_elementwise(m) || m->out[0]->rank >= 0)
-                continue;
-            int linked = 0, ok = 1;
-            for (int k = 0; k < m->nin && ok; k++) {
-                int in_same = 0;
-                for (int j = 0; j < nsame && !in_same; j++)
-                    in_same = m->in[k] == same[j];
-                linked |= in_same;
-                ok = in_same || is_scalar(m->in[k]);
-            }
-            const Value *w = m->out[0];
-            int known = 0;
-            for (int j = 0; j < nsame && !known; j++)
-                known = w == same[j];
-            if (!ok || !linked || known)
-                continue;
-            if (w->decl_rank == rank) {
-                int fixed = 1;
-                for (int d = 0; d < rank; d++)
-                    fixed &= w->decl_dim[d] >= 0;
-                if (fixed) {
-                    memcpy(dim, w->decl_dim, sizeof(int64_t) * rank);
-                    return 1;
-                }
-            }
-            same[nsame++] = w;
-            grew = 1;
-        }
-    }
-    return 0;
-}
-
 static void bind_op(Node *n)
 {
     n->def = find_op(n->op);

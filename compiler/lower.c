@@ -584,8 +584,8 @@ int lower_control(Splice *s, Node *n)
 
 /* Supported ops without rules of their own: inference lowers them (lower_control). */
 const OpDef ops_control[] = {
-    {"If", NULL, NULL, NULL, NULL},
-    {"Loop", NULL, NULL, NULL, NULL},
-    {"Scan", NULL, NULL, NULL, NULL},
-    {NULL, NULL, NULL, NULL, NULL},
+    {"If", NULL, NULL, NULL, NULL, 0},
+    {"Loop", NULL, NULL, NULL, NULL, 0},
+    {"Scan", NULL, NULL, NULL, NULL, 0},
+    {NULL, NULL, NULL, NULL, NULL, 0},
 };

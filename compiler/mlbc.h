@@ -192,9 +192,8 @@ int outer_names(const Onnx__NodeProto *np, const char ***names);
 /* lower.c: an If, Loop or Scan is marked dead and replaced by plain nodes spliced into S;
  * returns 0 for any other op. */
 int lower_control(Splice *s, Node *n);
-int is_view(const Node *n);             /* op_shape.c: output = input's bytes, reshaped */
-int is_elementwise(const Node *n);      /* op_elementwise.c: per element, broadcasting */
-/* infer.c: a static shape of RANK for V from downstream (see there); 1 if found */
+int op_has(const Node *n, int flag);   /* graph.c: n's op has OP_* FLAG */
+/* graph.c: a static shape of RANK for V from downstream (see there); 1 if found */
 int declared_downstream(const Value *v, int rank, int64_t *dim);
 
 /* ---- operators ---------------------------------------------------------------------- */
@@ -208,7 +207,15 @@ typedef struct OpDef {
                                            inputs (allocated); 0 if it cannot */
     void (*emit)(Emit *e, Node *n);     /* write the kernel and the call */
     double (*flops)(Node *n);           /* optional: default = output elements */
+    int flags;                          /* OP_* properties the passes ask about */
 } OpDef;
+
+enum {
+    OP_VIEW = 1,                        /* output = the input's bytes, reshaped (plan.c
+                                           shares the buffer) */
+    OP_ELEMENTWISE = 2,                 /* per element, broadcasting (infer.c's
+                                           declared_downstream follows these) */
+};
 
 const OpDef *find_op(const char *name); /* ops.c: an ONNX op_type's definition, or NULL */
 /* ops.c: an operator the passes make (op_internal.c): "Check", "Bucketize" */

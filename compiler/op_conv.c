@@ -861,8 +861,8 @@ static double convt_flops(Node *n)
 }
 
 const OpDef ops_conv[] = {
-    {"Conv", conv_infer, NULL, conv_emit, conv_flops},
-    {"ConvInteger", conv_infer, NULL, conv_emit, conv_flops},
-    {"ConvTranspose", convt_infer, NULL, convt_emit, convt_flops},
+    {"Conv", conv_infer, NULL, conv_emit, conv_flops, 0},
+    {"ConvInteger", conv_infer, NULL, conv_emit, conv_flops, 0},
+    {"ConvTranspose", convt_infer, NULL, convt_emit, convt_flops, 0},
     {0},
 };

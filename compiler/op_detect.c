@@ -258,7 +258,7 @@ static double roialign_flops(Node *n)
 }
 
 const OpDef ops_detect[] = {
-    {"NonMaxSuppression", nms_infer, NULL, nms_emit, nms_flops},
-    {"RoiAlign", roialign_infer, NULL, roialign_emit, roialign_flops},
+    {"NonMaxSuppression", nms_infer, NULL, nms_emit, nms_flops, 0},
+    {"RoiAlign", roialign_infer, NULL, roialign_emit, roialign_flops, 0},
     {0},
 };

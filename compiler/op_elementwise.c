@@ -460,13 +460,8 @@ static int elem_fold(Node *n)
 }
 
 /* Folding is offered for the ops that appear in shape arithmetic; anything else runs. */
-#define F(name) {name, elem_infer, elem_fold, elem_emit, NULL}
-#define R(name) {name, elem_infer, NULL, elem_emit, NULL}
-
-int is_elementwise(const Node *n)
-{
-    return n->def && n->def->emit == elem_emit;
-}
+#define F(name) {name, elem_infer, elem_fold, elem_emit, NULL, OP_ELEMENTWISE}
+#define R(name) {name, elem_infer, NULL, elem_emit, NULL, OP_ELEMENTWISE}
 
 const OpDef ops_elementwise[] = {
     F("Abs"), F("Neg"), F("Sqrt"), R("Exp"), R("Log"), R("Reciprocal"), R("Erf"), R("Sin"),

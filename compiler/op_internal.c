@@ -43,7 +43,7 @@ static double bucketize_flops(Node *n)
 }
 
 const OpDef ops_internal[] = {
-    {"Check", no_infer, NULL, check_emit, no_flops},
-    {"Bucketize", no_infer, NULL, bucketize_emit, bucketize_flops},
+    {"Check", no_infer, NULL, check_emit, no_flops, 0},
+    {"Bucketize", no_infer, NULL, bucketize_emit, bucketize_flops, 0},
     {0},
 };

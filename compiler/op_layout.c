@@ -1074,12 +1074,12 @@ static void pad_emit(Emit *e, Node *n)
 }
 
 const OpDef ops_layout[] = {
-    {"Transpose", transpose_infer, transpose_fold, transpose_emit, no_flops},
-    {"Concat", concat_infer, concat_fold, concat_emit, no_flops},
-    {"Split", split_infer, split_fold, split_emit, no_flops},
-    {"Tile", tile_infer, tile_fold, tile_emit, no_flops},
-    {"Pad", pad_infer, pad_fold, pad_emit, no_flops},
-    {"DepthToSpace", d2s_infer, d2s_fold, d2s_emit, no_flops},
-    {"SpaceToDepth", s2d_infer, d2s_fold, d2s_emit, no_flops},
+    {"Transpose", transpose_infer, transpose_fold, transpose_emit, no_flops, 0},
+    {"Concat", concat_infer, concat_fold, concat_emit, no_flops, 0},
+    {"Split", split_infer, split_fold, split_emit, no_flops, 0},
+    {"Tile", tile_infer, tile_fold, tile_emit, no_flops, 0},
+    {"Pad", pad_infer, pad_fold, pad_emit, no_flops, 0},
+    {"DepthToSpace", d2s_infer, d2s_fold, d2s_emit, no_flops, 0},
+    {"SpaceToDepth", s2d_infer, d2s_fold, d2s_emit, no_flops, 0},
     {0},
 };

@@ -942,9 +942,9 @@ static double einsum_flops(Node *n)
 }
 
 const OpDef ops_linalg[] = {
-    {"Gemm", gemm_infer, NULL, gemm_emit, gemm_flops},
-    {"MatMul", matmul_infer, NULL, matmul_emit, matmul_flops},
-    {"MatMulInteger", matmul_infer, NULL, matmul_emit, matmul_flops},
-    {"Einsum", einsum_infer, NULL, einsum_emit, einsum_flops},
+    {"Gemm", gemm_infer, NULL, gemm_emit, gemm_flops, 0},
+    {"MatMul", matmul_infer, NULL, matmul_emit, matmul_flops, 0},
+    {"MatMulInteger", matmul_infer, NULL, matmul_emit, matmul_flops, 0},
+    {"Einsum", einsum_infer, NULL, einsum_emit, einsum_flops, 0},
     {0},
 };

@@ -166,7 +166,7 @@ static void loss_emit(Emit *e, Node *n)
 }
 
 const OpDef ops_loss[] = {
-    {"NegativeLogLikelihoodLoss", loss_infer, NULL, loss_emit, loss_flops},
-    {"SoftmaxCrossEntropyLoss", loss_infer, NULL, loss_emit, loss_flops},
+    {"NegativeLogLikelihoodLoss", loss_infer, NULL, loss_emit, loss_flops, 0},
+    {"SoftmaxCrossEntropyLoss", loss_infer, NULL, loss_emit, loss_flops, 0},
     {0},
 };

@@ -830,16 +830,16 @@ static void compress_emit(Emit *e, Node *n)
 }
 
 const OpDef ops_movement[] = {
-    {"Slice", slice_infer, slice_fold, slice_emit, NULL},
-    {"Gather", gather_infer, gather_fold, gather_emit, NULL},
-    {"GatherElements", gather_elements_infer, NULL, gather_elements_emit, NULL},
-    {"GatherND", gathernd_infer, NULL, gathernd_emit, NULL},
-    {"ScatterElements", scatter_elements_infer, NULL, scatter_elements_emit, NULL},
-    {"Scatter", scatter_elements_infer, NULL, scatter_elements_emit, NULL},
-    {"ScatterND", scatternd_infer, NULL, scatternd_emit, NULL},
-    {"Trilu", trilu_infer, NULL, trilu_emit, NULL},
-    {"OneHot", onehot_infer, NULL, onehot_emit, NULL},
-    {"ReverseSequence", reverse_sequence_infer, NULL, reverse_sequence_emit, NULL},
-    {"Compress", compress_infer, NULL, compress_emit, NULL},
+    {"Slice", slice_infer, slice_fold, slice_emit, NULL, 0},
+    {"Gather", gather_infer, gather_fold, gather_emit, NULL, 0},
+    {"GatherElements", gather_elements_infer, NULL, gather_elements_emit, NULL, 0},
+    {"GatherND", gathernd_infer, NULL, gathernd_emit, NULL, 0},
+    {"ScatterElements", scatter_elements_infer, NULL, scatter_elements_emit, NULL, 0},
+    {"Scatter", scatter_elements_infer, NULL, scatter_elements_emit, NULL, 0},
+    {"ScatterND", scatternd_infer, NULL, scatternd_emit, NULL, 0},
+    {"Trilu", trilu_infer, NULL, trilu_emit, NULL, 0},
+    {"OneHot", onehot_infer, NULL, onehot_emit, NULL, 0},
+    {"ReverseSequence", reverse_sequence_infer, NULL, reverse_sequence_emit, NULL, 0},
+    {"Compress", compress_infer, NULL, compress_emit, NULL, 0},
     {0},
 };

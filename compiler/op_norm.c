@@ -538,10 +538,10 @@ static double lrn_flops(Node *n)
 }
 
 const OpDef ops_norm[] = {
-    {"LayerNormalization", layernorm_infer, NULL, layernorm_emit, norm_flops},
-    {"BatchNormalization", bn_infer, NULL, bn_emit, bn_flops},
-    {"InstanceNormalization", instnorm_infer, NULL, instnorm_emit, norm_flops},
-    {"MeanVarianceNormalization", mvn_infer, NULL, mvn_emit, norm_flops},
-    {"LRN", lrn_infer, NULL, lrn_emit, lrn_flops},
+    {"LayerNormalization", layernorm_infer, NULL, layernorm_emit, norm_flops, 0},
+    {"BatchNormalization", bn_infer, NULL, bn_emit, bn_flops, 0},
+    {"InstanceNormalization", instnorm_infer, NULL, instnorm_emit, norm_flops, 0},
+    {"MeanVarianceNormalization", mvn_infer, NULL, mvn_emit, norm_flops, 0},
+    {"LRN", lrn_infer, NULL, lrn_emit, lrn_flops, 0},
     {0},
 };

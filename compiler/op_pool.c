@@ -638,12 +638,12 @@ static void unpool_emit(Emit *e, Node *n)
 }
 
 const OpDef ops_pool[] = {
-    {"MaxPool", pool_infer, NULL, pool_emit, pool_flops},
-    {"AveragePool", pool_infer, NULL, pool_emit, pool_flops},
-    {"LpPool", pool_infer, NULL, pool_emit, pool_flops},
-    {"GlobalMaxPool", global_infer, NULL, global_emit, global_flops},
-    {"GlobalAveragePool", global_infer, NULL, global_emit, global_flops},
-    {"GlobalLpPool", global_infer, NULL, global_emit, global_flops},
-    {"MaxUnpool", unpool_infer, NULL, unpool_emit, NULL},
+    {"MaxPool", pool_infer, NULL, pool_emit, pool_flops, 0},
+    {"AveragePool", pool_infer, NULL, pool_emit, pool_flops, 0},
+    {"LpPool", pool_infer, NULL, pool_emit, pool_flops, 0},
+    {"GlobalMaxPool", global_infer, NULL, global_emit, global_flops, 0},
+    {"GlobalAveragePool", global_infer, NULL, global_emit, global_flops, 0},
+    {"GlobalLpPool", global_infer, NULL, global_emit, global_flops, 0},
+    {"MaxUnpool", unpool_infer, NULL, unpool_emit, NULL, 0},
     {0},
 };

@@ -449,10 +449,10 @@ static double qconv_flops(Node *n)
 }
 
 const OpDef ops_quant[] = {
-    {"QuantizeLinear", quantize_infer, NULL, qlinear_emit, NULL},
-    {"DequantizeLinear", dequantize_infer, dequantize_fold, qlinear_emit, NULL},
-    {"DynamicQuantizeLinear", dynq_infer, NULL, dynq_emit, NULL},
-    {"QLinearMatMul", qmatmul_infer, NULL, qmatmul_emit, qmatmul_flops},
-    {"QLinearConv", qconv_infer, NULL, qconv_emit, qconv_flops},
+    {"QuantizeLinear", quantize_infer, NULL, qlinear_emit, NULL, 0},
+    {"DequantizeLinear", dequantize_infer, dequantize_fold, qlinear_emit, NULL, 0},
+    {"DynamicQuantizeLinear", dynq_infer, NULL, dynq_emit, NULL, 0},
+    {"QLinearMatMul", qmatmul_infer, NULL, qmatmul_emit, qmatmul_flops, 0},
+    {"QLinearConv", qconv_infer, NULL, qconv_emit, qconv_flops, 0},
     {0},
 };

@@ -607,8 +607,8 @@ static double grid_flops(Node *n)
 }
 
 const OpDef ops_resize[] = {
-    {"Resize", resize_infer, NULL, resize_emit, resize_flops},
-    {"Upsample", resize_infer, NULL, resize_emit, resize_flops},
-    {"GridSample", grid_infer, NULL, grid_emit, grid_flops},
+    {"Resize", resize_infer, NULL, resize_emit, resize_flops, 0},
+    {"Upsample", resize_infer, NULL, resize_emit, resize_flops, 0},
+    {"GridSample", grid_infer, NULL, grid_emit, grid_flops, 0},
     {0},
 };

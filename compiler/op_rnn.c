@@ -888,8 +888,8 @@ static double rnn_flops(Node *n)
 }
 
 const OpDef ops_rnn[] = {
-    {"LSTM", rnn_infer, NULL, rnn_emit, rnn_flops},
-    {"GRU", rnn_infer, NULL, rnn_emit, rnn_flops},
-    {"RNN", rnn_infer, NULL, rnn_emit, rnn_flops},
+    {"LSTM", rnn_infer, NULL, rnn_emit, rnn_flops, 0},
+    {"GRU", rnn_infer, NULL, rnn_emit, rnn_flops, 0},
+    {"RNN", rnn_infer, NULL, rnn_emit, rnn_flops, 0},
     {0},
 };

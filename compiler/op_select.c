@@ -240,7 +240,7 @@ static void unique_emit(Emit *e, Node *n)
 }
 
 const OpDef ops_select[] = {
-    {"NonZero", nonzero_infer, nonzero_fold, nonzero_emit, NULL},
-    {"Unique", unique_infer, NULL, unique_emit, NULL},
+    {"NonZero", nonzero_infer, nonzero_fold, nonzero_emit, NULL, 0},
+    {"Unique", unique_infer, NULL, unique_emit, NULL, 0},
     {0},
 };

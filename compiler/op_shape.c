@@ -8,7 +8,7 @@
  * declared_downstream in infer.c) and a run-time check compares the data with it (templates
  * shape_check, shape_axes; Range checks inside its kernel).
  *
- * Reshape-like ops (is_view) normally cost nothing: the planner makes the output share the
+ * Reshape-like ops (OP_VIEW) normally cost nothing: the planner makes the output share the
  * input's buffer (plan.c). Where it cannot (the output is a graph result) they copy with one
  * memcpy.
  */
@@ -27,11 +27,6 @@ static int copy_fold(Node *n)
 {
     memcpy(n->out[0]->data, n->in[0]->data, (size_t)nbytes(n->out[0]));
     return 1;
-}
-
-int is_view(const Node *n)
-{
-    return n->def && n->def->fold == copy_fold;
 }
 
 static void copy_emit(Emit *e, Node *n)
@@ -709,18 +704,18 @@ static void eyelike_emit(Emit *e, Node *n)
 }
 
 const OpDef ops_shape[] = {
-    {"Reshape", reshape_infer, copy_fold, reshape_emit, no_flops},
-    {"Flatten", flatten_infer, copy_fold, copy_emit, no_flops},
-    {"Squeeze", squeeze_infer, copy_fold, axes_emit, no_flops},
-    {"Unsqueeze", unsqueeze_infer, copy_fold, axes_emit, no_flops},
-    {"Identity", identity_infer, copy_fold, copy_emit, no_flops},
-    {"Dropout", dropout_infer, dropout_fold, dropout_emit, no_flops},
-    {"Shape", shape_infer, NULL, nothing_emit, no_flops},
-    {"Size", size_infer, NULL, nothing_emit, no_flops},
-    {"Constant", constant_infer, NULL, nothing_emit, no_flops},
-    {"ConstantOfShape", constantofshape_infer, constantofshape_fold, constantofshape_emit, no_flops},
-    {"Expand", expand_infer, expand_fold, expand_emit, no_flops},
-    {"Range", range_infer, range_fold, range_emit, NULL},
-    {"EyeLike", eyelike_infer, eyelike_fold, eyelike_emit, no_flops},
+    {"Reshape", reshape_infer, copy_fold, reshape_emit, no_flops, OP_VIEW},
+    {"Flatten", flatten_infer, copy_fold, copy_emit, no_flops, OP_VIEW},
+    {"Squeeze", squeeze_infer, copy_fold, axes_emit, no_flops, OP_VIEW},
+    {"Unsqueeze", unsqueeze_infer, copy_fold, axes_emit, no_flops, OP_VIEW},
+    {"Identity", identity_infer, copy_fold, copy_emit, no_flops, OP_VIEW},
+    {"Dropout", dropout_infer, dropout_fold, dropout_emit, no_flops, 0},
+    {"Shape", shape_infer, NULL, nothing_emit, no_flops, 0},
+    {"Size", size_infer, NULL, nothing_emit, no_flops, 0},
+    {"Constant", constant_infer, NULL, nothing_emit, no_flops, 0},
+    {"ConstantOfShape", constantofshape_infer, constantofshape_fold, constantofshape_emit, no_flops, 0},
+    {"Expand", expand_infer, expand_fold, expand_emit, no_flops, 0},
+    {"Range", range_infer, range_fold, range_emit, NULL, 0},
+    {"EyeLike", eyelike_infer, eyelike_fold, eyelike_emit, no_flops, 0},
     {0},
 };

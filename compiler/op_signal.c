@@ -243,10 +243,10 @@ static void stft_emit(Emit *e, Node *n)
 }
 
 const OpDef ops_signal[] = {
-    {"HannWindow", window_infer, window_fold, window_emit, NULL},
-    {"HammingWindow", window_infer, window_fold, window_emit, NULL},
-    {"BlackmanWindow", window_infer, window_fold, window_emit, NULL},
-    {"STFT", stft_infer, NULL, stft_emit, NULL},
-    {"Det", det_infer, NULL, det_emit, det_flops},
+    {"HannWindow", window_infer, window_fold, window_emit, NULL, 0},
+    {"HammingWindow", window_infer, window_fold, window_emit, NULL, 0},
+    {"BlackmanWindow", window_infer, window_fold, window_emit, NULL, 0},
+    {"STFT", stft_infer, NULL, stft_emit, NULL, 0},
+    {"Det", det_infer, NULL, det_emit, det_flops, 0},
     {0},
 };

@@ -438,8 +438,8 @@ static void tfidf_emit(Emit *e, Node *n)
 }
 
 const OpDef ops_spectral[] = {
-    {"DFT", dft_infer, NULL, dft_emit, dft_flops},
-    {"MelWeightMatrix", mel_infer, mel_fold, mel_emit, NULL},
-    {"TfIdfVectorizer", tfidf_infer, NULL, tfidf_emit, NULL},
+    {"DFT", dft_infer, NULL, dft_emit, dft_flops, 0},
+    {"MelWeightMatrix", mel_infer, mel_fold, mel_emit, NULL, 0},
+    {"TfIdfVectorizer", tfidf_infer, NULL, tfidf_emit, NULL, 0},
     {0},
 };

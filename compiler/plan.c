@@ -31,7 +31,7 @@ static void find_aliases(Graph *g)
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         Value *x = n->in[0], *y = n->out[0];
-        if (n->dead || !is_view(n) || y->data || x->data || y->result_index >= 0)
+        if (n->dead || !op_has(n, OP_VIEW) || y->data || x->data || y->result_index >= 0)
             continue;
         y->alias = x->alias ? x->alias : x;
     }
