@@ -10,9 +10,13 @@ LDLIBS  = -lprotobuf-c -lm
 
 ONNX_PROTO = /usr/include/onnx/onnx.proto
 
-SRCS  = $(sort $(wildcard compiler/*.c))
+# compiler/: main.c and the core header; front/ (protobuf and text front ends), ir/ (the
+# graph and its queries), passes/, ops/ (one file per operator family), back/ (the emitter).
+SRCDIRS = compiler compiler/front compiler/ir compiler/passes compiler/ops compiler/back
+SRCS  = $(sort $(foreach d,$(SRCDIRS),$(wildcard $(d)/*.c)))
 GEN   = $(BUILD)/onnx.pb-c.c $(BUILD)/text_parse.c $(BUILD)/text_lex.c $(BUILD)/templates.c
-OBJS  = $(SRCS:compiler/%.c=$(BUILD)/%.o) $(GEN:.c=.o)
+OBJS  = $(patsubst %.c,$(BUILD)/%.o,$(notdir $(SRCS))) $(GEN:.c=.o)
+vpath %.c $(SRCDIRS)
 TMPLS = $(sort $(wildcard templates/*.c)) runtime/mlbc_model_desc.h
 
 # The runtime library and the development-mode tools (runtime/, tools/*.c).
@@ -46,16 +50,16 @@ $(BUILD)/.dir:
 $(BUILD)/onnx.pb-c.c $(BUILD)/onnx.pb-c.h: $(ONNX_PROTO) | $(BUILD)/.dir
 	protoc-c --proto_path=$(dir $(ONNX_PROTO)) --c_out=$(BUILD) $(ONNX_PROTO)
 
-$(BUILD)/text_parse.c $(BUILD)/text_parse.h: compiler/text_parse.y | $(BUILD)/.dir
+$(BUILD)/text_parse.c $(BUILD)/text_parse.h: compiler/front/text_parse.y | $(BUILD)/.dir
 	bison -Wall -o $(BUILD)/text_parse.c --defines=$(BUILD)/text_parse.h $<
 
-$(BUILD)/text_lex.c: compiler/text_lex.l $(BUILD)/text_parse.h
+$(BUILD)/text_lex.c: compiler/front/text_lex.l $(BUILD)/text_parse.h
 	flex -o $@ $<
 
 $(BUILD)/templates.c: $(TMPLS) tools/embed-templates.sh | $(BUILD)/.dir
 	sh tools/embed-templates.sh $(TMPLS) > $@
 
-$(BUILD)/%.o: compiler/%.c compiler/mlbc.h compiler/config.h $(BUILD)/onnx.pb-c.h $(BUILD)/text_parse.h
+$(BUILD)/%.o: %.c compiler/mlbc.h compiler/config.h $(BUILD)/onnx.pb-c.h $(BUILD)/text_parse.h
 	$(CC) $(CPPFLAGS) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/onnx.pb-c.o: $(BUILD)/onnx.pb-c.c

@@ -101,9 +101,9 @@ class Ctx(harness.Ctx):
 
 SOURCES = [  # (name, file, include dirs relative to ROOT or BUILD)
     ("calls.c", "tests/clang/calls.c"),
-    ("util.c", "compiler/util.c"),
-    ("text_print.c", "compiler/text_print.c"),
-    ("op_select.c", "compiler/op_select.c"),
+    ("util.c", "compiler/ir/util.c"),
+    ("text_print.c", "compiler/front/text_print.c"),
+    ("op_select.c", "compiler/ops/op_select.c"),
 ]
 
 
@@ -308,7 +308,7 @@ def t_two_tus(ctx):
     d = ctx.fresh("inliner-two-tus")
     base = os.path.join(d, "ch")
     cmd = [CLANG, "-O2", "-c", os.path.join(ROOT, "tests/clang/calls.c"),
-           os.path.join(ROOT, "compiler/util.c")] + cflags(ctx) + inliner_flags(base)
+           os.path.join(ROOT, "compiler/ir/util.c")] + cflags(ctx) + inliner_flags(base)
     res = gym.serve(base, lambda f, c, i: 1, command=cmd, command_timeout=TIMEOUT,
                     popen_kwargs={"cwd": d})
     expect(res.ok, "%r" % res)
@@ -681,7 +681,7 @@ def t_serve_log(ctx):
         os.makedirs(d, exist_ok=True)
         base, log = os.path.join(d, "ch"), os.path.join(d, "serve.log")
         check_run(serve_cmd(ctx, so, base, log) + ["--"] + compile_cmd(
-            ctx, "compiler/util.c", os.path.join(d, "u.o"), inliner_flags(base)), "mlbc-serve")
+            ctx, "compiler/ir/util.c", os.path.join(d, "u.o"), inliner_flags(base)), "mlbc-serve")
         return log
     return ctx.fixture("serve-log", make)
 
@@ -708,7 +708,7 @@ def t_captured_stream(ctx):
     d = ctx.fresh("captured")
     cap = os.path.join(d, "captured.out")
     stats = collections.Counter()
-    res, _ = host_compile(ctx, d, evict_policy(stats), [], "compiler/text_print.c",
+    res, _ = host_compile(ctx, d, evict_policy(stats), [], "compiler/front/text_print.c",
                           kind="evict", record=cap)
     dump = python_dump(cap, gym)
     ctx_lines = dump.splitlines()
@@ -935,7 +935,7 @@ def tests():
         ("inliner: -O0 opens no channel, host does not hang", t_no_session_O0),
         ("inliner: two TUs, two sessions", t_two_tus),
         ("regalloc eviction (calls.c, program run)", t_evict("tests/clang/calls.c", True)),
-        ("regalloc eviction (text_print.c)", t_evict("compiler/text_print.c", False)),
+        ("regalloc eviction (text_print.c)", t_evict("compiler/front/text_print.c", False)),
         ("regalloc priority: float advice", t_priority),
         ("regalloc eviction + priority on two channels", t_evict_and_priority),
         ("mlbc-serve: inliner policy steers clang; log == replay == generated code",

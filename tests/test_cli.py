@@ -114,7 +114,7 @@ int main(void)
 
 
 def check_bucketize(mlbc, work):
-    """The Bucketize fusion (compiler/fuse.c) must be exact: boundary values, duplicates,
+    """The Bucketize fusion (compiler/passes/fuse.c) must be exact: boundary values, duplicates,
     unsorted boundaries, NaN and infinities, for both <= and > forms."""
     q = np.array([3, -1, 0.5, 3, 7, 0.5, -2], np.float32)
     x = np.array([[-5], [-2], [-1], [0.5], [0.75], [3], [6.9], [7], [9], [np.nan], [np.inf],

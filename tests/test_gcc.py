@@ -45,7 +45,7 @@ LOGGED = FEATURES + ["inlining_decision", "inlined"]
 CALLS_C = "tests/gcc/calls.c"
 SHAPES_CC = "tests/gcc/shapes.cc"
 # Sources of the repository compiled as they are (C99/C11, -D_GNU_SOURCE, include dirs below).
-REPO_SOURCES = ["runtime/json.c", "runtime/logread.c", "compiler/text_print.c"]
+REPO_SOURCES = ["runtime/json.c", "runtime/logread.c", "compiler/front/text_print.c"]
 
 
 # ---- fixtures ---------------------------------------------------------------------------------
@@ -377,7 +377,7 @@ def t_always_bounded(ctx):
     max-size, compiles in bounded time, and every forced site is inlined."""
     d = ctx.fresh("always-text_print")
     t0 = time.time()
-    obj, rows, _, _ = with_plugin(ctx, d, "compiler/text_print.c", mode="always")
+    obj, rows, _, _ = with_plugin(ctx, d, "compiler/front/text_print.c", mode="always")
     took = time.time() - t0
     notes = collections.Counter(r.note for r in rows)
     expect(notes["recursive"] > 0, "no call site in a recursion cycle refused: %s" % notes)
@@ -388,7 +388,7 @@ def t_always_bounded(ctx):
     for r in rows:
         if r.note == "recursive":
             expect(left[r.callee] > 0, "recursive call %s -> %s vanished" % (r.caller, r.callee))
-    obj2, rows2, _, _ = with_plugin(ctx, d, "compiler/text_print.c", "small", mode="always",
+    obj2, rows2, _, _ = with_plugin(ctx, d, "compiler/front/text_print.c", "small", mode="always",
                                     max_size=300)
     n2 = collections.Counter(r.note for r in rows2)
     expect(n2["max-size"] > notes["max-size"], "max-size=300 refused nothing more: %s" % n2)
@@ -442,7 +442,7 @@ STATS = re.compile(r"mlbc_inline: stats: mode=(\w+) evaluations=(\d+) model_ns=(
 def t_stats(ctx):
     """stats=FILE: one evaluation per call site asked, consistent figures, same object."""
     d = ctx.fresh("stats")
-    src = "compiler/text_print.c"
+    src = "compiler/front/text_print.c"
     out = os.path.join(d, "stats.txt")
     obj, rows, _, _ = with_plugin(ctx, d, src, "s", opt="-Oz", stats=out)
     ref, _, _, _ = with_plugin(ctx, d, src, "r", opt="-Oz")
@@ -649,7 +649,7 @@ def t_pipe_log_readers(ctx):
 
     def policy(f, context, index):
         return int(f["call_growth"][0] <= 4)
-    res, _, rows, log = serve_compile(ctx, d, policy, "compiler/text_print.c", record=record)
+    res, _, rows, log = serve_compile(ctx, d, policy, "compiler/front/text_print.c", record=record)
     want = python_dump(gym, log)
     r = check_run([ctx.c_tool("gcc_logdump"), log], "gcc_logdump")
     got = r.stdout.decode()
@@ -773,7 +773,7 @@ def t_pipe_host_dies(ctx):
 
 def tests():
     t = [("plugin arguments: errors name the problem", t_bad_arguments)]
-    for src in (CALLS_C, "compiler/text_print.c"):
+    for src in (CALLS_C, "compiler/front/text_print.c"):
         t.append(("mode=gcc observes only: object identical, log = GCC's decisions (%s)"
                   % os.path.basename(src), t_gcc_mode_identical(src)))
     for src in [CALLS_C, SHAPES_CC] + REPO_SOURCES:
@@ -789,7 +789,7 @@ def tests():
         ("stats: the model's share of compile time", t_stats),
         ("early=gcc: the policy decides after GCC's early inliner", t_early_gcc),
     ]
-    for src in (CALLS_C, "compiler/text_print.c", SHAPES_CC):
+    for src in (CALLS_C, "compiler/front/text_print.c", SHAPES_CC):
         t.append(("release mode: logged decisions == generated code (%s)"
                   % os.path.basename(src), t_model_equals_generated(src)))
     t += [

@@ -45,9 +45,9 @@ check_run = functools.partial(harness.check_run, timeout=TIMEOUT)
 
 SOURCES = [  # (name, file relative to ROOT); compiled with -Icompiler -IBUILD
     ("calls.c", "tests/clang/calls.c"),
-    ("util.c", "compiler/util.c"),
-    ("text_print.c", "compiler/text_print.c"),
-    ("op_select.c", "compiler/op_select.c"),
+    ("util.c", "compiler/ir/util.c"),
+    ("text_print.c", "compiler/front/text_print.c"),
+    ("op_select.c", "compiler/ops/op_select.c"),
 ]
 N_FEATURES = 38                 # LLVM 19's inliner features (llvm-mlgo.md §7)
 
@@ -419,7 +419,7 @@ def t_plugin_equals_serve(src, opt="-O2"):
 def t_stats_neutral(ctx):
     """MLBC_STATS wraps the runner for timing; the object must not change."""
     d = ctx.fresh("stats-neutral")
-    src = "compiler/util.c"
+    src = "compiler/ir/util.c"
     a, _ = plugin_compile(ctx, src, os.path.join(d, "a.o"), stats=False)
     b, st = plugin_compile(ctx, src, os.path.join(d, "b.o"), stats=True)
     expect(a == b, "MLBC_STATS changes the object")
@@ -454,7 +454,7 @@ def t_two_tus(ctx):
     """One clang command, two TUs: two advisors, each object as compiled alone."""
     d = ctx.fresh("two-tus")
     sf = os.path.join(d, "stats")
-    srcs = ["tests/clang/calls.c", "compiler/util.c"]
+    srcs = ["tests/clang/calls.c", "compiler/ir/util.c"]
     env = plugin_env(MLBC_STATS="1", MLBC_STATS_FILE=sf)
     check_run([CLANG, "-O2", "-c"] + [os.path.join(ROOT, s) for s in srcs] + cflags(ctx) +
               ["-fpass-plugin=" + ctx.plugin()], "clang-19 two TUs", cwd=d, env=env)
@@ -556,7 +556,7 @@ def t_dev_python_host(src):
 def t_dev_serve(ctx):
     """The development-mode plugin served by mlbc-serve."""
     d = ctx.fresh("dev-serve")
-    src = "compiler/text_print.c"
+    src = "compiler/front/text_print.c"
     base, log, obj = os.path.join(d, "ch"), os.path.join(d, "s.log"), os.path.join(d, "d.o")
     sf = obj + ".stats"
     check_run([ctx.tool("mlbc-serve"), "--model", ctx.policy_so(), "--channel", base,
@@ -659,7 +659,7 @@ def t_dev_host_quits(ctx):
     th.start()
     obj = os.path.join(d, "o.o")
     t0 = time.time()
-    r = run(compile_cmd(ctx, "compiler/text_print.c", obj, ["-fpass-plugin=" + ctx.plugin()]),
+    r = run(compile_cmd(ctx, "compiler/front/text_print.c", obj, ["-fpass-plugin=" + ctx.plugin()]),
             env=plugin_env(MLBC_CHANNEL=base, MLBC_TIMEOUT_MS="5000", MLBC_STATS="1"))
     th.join(5)
     err = r.stderr.decode(errors="replace")

@@ -1,7 +1,7 @@
 """Write a policy_net.Net as an ONNX inliner policy with onnx.helper (no PyTorch).
 
 The graph has MLGO's shape and the pattern of models/inliner.onnx, so that mlbc's Bucketize
-fusion (compiler/fuse.c) turns each feature's quantisation into a binary search:
+fusion (compiler/passes/fuse.c) turns each feature's quantisation into a binary search:
 
   x_i (int64[1]) -> Cast(float) -> Unsqueeze(axes 1) [1,1]
      -> LessOrEqual(q_i [n], .) [1,n] -> Cast(float) -> ReduceSum(axes 1, keepdims) [1,1]
