@@ -1,15 +1,16 @@
 /* mlbc.h - core types shared by every stage of the compiler.
  *
- * Pipeline (main.c runs it, one line per pass):
- *   import.c (onnx.pb-c) / text_parse.y  ->  Onnx__ModelProto   (front ends: binary, text)
- *   import.c               ->  Graph: the IR both front ends share
- *   infer.c                ->  ops bound, types and shapes inferred, constants folded
- *                              (lower.c: If, Loop, Scan unrolled as the sweep meets them)
- *   dead.c                 ->  unused nodes dropped, live uses counted
- *   fuse.c                 ->  exact pattern fusions
- *   plan.c                 ->  scratch memory plan
- *   emit.c                 ->  C source + header
- * Operators live in op_*.c, one file per family: shape rule, folding and emitter together.
+ * Pipeline (main.c runs it, one line per pass; folders of compiler/ in brackets):
+ *   [front] import.c (onnx.pb-c) / text_parse.y  ->  Onnx__ModelProto  (binary, text)
+ *   [front] import.c        ->  Graph: the IR both front ends share ([ir] graph.c, util.c)
+ *   [passes] infer.c        ->  ops bound, types and shapes inferred, constants folded
+ *                               (lower.c: If, Loop, Scan unrolled as the sweep meets them)
+ *   [passes] dead.c         ->  unused nodes dropped, live uses counted
+ *   [passes] fuse.c         ->  exact pattern fusions
+ *   [passes] plan.c         ->  scratch memory plan
+ *   [back] emit.c           ->  C source + header (cexpr.c: C text, loops.c: loop nests)
+ * Operators live in [ops] op_*.c, one file per family: shape rule, folding and emitter
+ * together; ops.c is the registry.
  */
 #ifndef MLBC_H
 #define MLBC_H
