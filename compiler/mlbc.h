@@ -124,6 +124,9 @@ struct Node {
     void *aux;                          /* op-private data from infer to emit */
     Env *env;                           /* If, Loop, Scan: the names their subgraphs see
                                            outside themselves (lower.c) */
+    int64_t ws_bytes;                   /* set by infer: scratch the kernel uses while it
+                                           runs (a padded copy, columns), 0 if none */
+    int64_t ws_offset;                  /* plan.c: where that workspace is in the arena */
 };
 
 struct Graph {
@@ -221,6 +224,22 @@ enum {
 const OpDef *find_op(const char *name); /* ops.c: an ONNX op_type's definition, or NULL */
 /* ops.c: an operator the passes make (op_internal.c): "Check", "Bucketize" */
 const OpDef *find_internal_op(const char *name);
+/* op_conv.c: a float Conv computed by matrix products, whose kernel can apply an activation
+ * to each tile of its output (fuse.c); and, in whole output rows, a MaxPool after it */
+int conv_takes_activation(Node *n);
+int conv_takes_maxpool(Node *conv, Node *pool);
+int64_t conv_workspace(Node *n);        /* Node.ws_bytes of a Conv, after a fusion too */
+/* op_pool.c: the vectorised MaxPool row kernel (templates/pool_max_rows.c) for OL outputs of
+ * a window of K taps at stride S, NR rows RS floats apart; node n names it */
+const char *maxpool_rows_kernel(Emit *e, Node *n, int64_t ol, int64_t k, int64_t s, int64_t d,
+                                int64_t rs);
+
+/* What a Conv's kernel applies to each tile of its product (its aux, set by fuse.c): the
+ * node's output is then that of the last fused node. */
+typedef struct ConvEpilogue {
+    const char *act;                    /* "Relu", or NULL */
+    int64_t pool_k[2], pool_s[2];       /* a 2-D MaxPool after it (kernel, strides), or 0s */
+} ConvEpilogue;
 
 /* The aux data of the internal operators, made by the passes. */
 typedef struct Guard {                  /* Check (lower.c): in[0][0] CMP K must hold */
@@ -326,6 +345,8 @@ void cond_and(Buf *b, const char *term); /* append a condition to b, joined with
 
 /* C expression for the buffer of v, typed as a pointer to its element type. */
 const char *ref(Emit *e, const Value *v);
+/* C expression for node n's workspace (Node.ws_bytes), a float pointer into the arena. */
+const char *workspace_ref(const Node *n);
 /* Instantiate template TMPL (a file of templates/) with ${KEY} substitutions given as
  * NULL-terminated key, value pairs; ${FN} is the function's name. Identical instances share
  * one function. Returns the function name. */

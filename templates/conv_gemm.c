@@ -4,10 +4,13 @@
 // the group's input as columns (templates/conv_im2col.c; a 1x1 convolution with unit strides
 // and no padding reads x itself). mlbc_gemm_f32 computes each output as one chain of fused
 // multiply-adds over the taps ascending, then adds the bias: the same bits on every path.
-// Tiles of at most T pixels bound the column buffer on the stack; the product writes each
-// output channel's pixels of the tile in place (its row stride is the plane, OSP). With a
-// unit stride along the last axis there are no columns: one mlbc_gemm_f32_taps per output row
-// reads the (zero-padded) input in place through a table of tap offsets (offs), the same chains.
+// Tiles of at most T pixels bound the column buffer; it and the zero-padded input are in ws,
+// the node's workspace (a block of the context's scratch arena, compiler/passes/plan.c), not
+// on the stack. The product writes each output channel's pixels of the tile in place (its
+// row stride is the plane, OSP). With a unit stride along the last axis there are no columns:
+// mlbc_gemm_f32_taps reads the (zero-padded) input in place through a table of tap offsets
+// (offs), the same chains, into an output tile yt that is copied out, or pooled by a fused
+// MaxPool into y (whose planes are then YSP floats, not OSP).
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
@@ -15,7 +18,7 @@ ${BUFS}    long n, g, p0${DECLS};
     for (n = 0; n < ${N}; n++)
         for (g = 0; g < ${G}; g++) {
             const float *restrict xg = x + (n * ${C} + g * ${CG}) * ${ISP};
-            float *restrict yg = y + (n * ${M} + g * ${MG}) * ${OSP};
+            float *restrict yg = y + (n * ${M} + g * ${MG}) * ${YSP};
 ${PRE}            for (p0 = 0; p0 < ${OSP}; p0 += ${T}) {
                 const long np = ${OSP} - p0 < ${T} ? ${OSP} - p0 : ${T};
 ${TILE}            }

@@ -6,11 +6,16 @@ float64) for the policy-network kinds of models/kinds.py.
 Then the shape families of models/kinds.py: every alternative member of every kind (other
 widths, batch sizes, sequence lengths, ...) is generated, compiled by mlbc, run on random
 inputs and compared with models/onnx_np.py. The committed models/<kind>.onnx must also be
-exactly what kinds.py generates for the defaults."""
+exactly what kinds.py generates for the defaults.
+
+Then the fused Conv (+ Relu) + MaxPool of op_conv.c: a graph of such chains against the same
+graph with every pooled tensor's input also a graph output (which keeps the MaxPool apart),
+bytewise, and both against onnx_np."""
 import argparse
 import concurrent.futures
 import glob
 import os
+import re
 import shutil
 import sys
 
@@ -95,6 +100,77 @@ def check_member(mlbc, kind, suf, model, work, nsamples=2):
     return nsamples
 
 
+# (x shape, out channels, relu, pool kernel, pool strides): odd sizes (a row and a column
+# left out of the windows), several products per plane (M * W large), windows of 3 rows,
+# of one row at stride 1 along W, and 2x3 windows at stride 2.
+CONV_POOL_CASES = [
+    ((1, 3, 13, 11), 8, True, (2, 2), (2, 2)),
+    ((1, 4, 20, 62), 64, True, (2, 2), (2, 2)),
+    ((1, 2, 17, 17), 5, False, (3, 2), (3, 2)),
+    ((2, 3, 8, 9), 6, True, (1, 2), (1, 1)),
+    ((1, 1, 28, 28), 16, False, (2, 3), (2, 2)),
+]
+
+
+def conv_pool_graph(keep_apart):
+    """The CONV_POOL_CASES as one model; keep_apart: each MaxPool's input is an output too."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(5)
+    nodes, inputs, outputs, inits = [], [], [], []
+    for i, (x, m, relu, k, s) in enumerate(CONV_POOL_CASES):
+        t = str(i)
+        inputs.append(helper.make_tensor_value_info("x" + t, onnx.TensorProto.FLOAT, x))
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal((m, x[1], 3, 3)).astype(np.float32), "w" + t))
+        inits.append(numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "b" + t))
+        nodes.append(helper.make_node("Conv", ["x" + t, "w" + t, "b" + t], ["c" + t],
+                                      kernel_shape=[3, 3], pads=[1, 1, 1, 1]))
+        pre = "c" + t
+        if relu:
+            nodes.append(helper.make_node("Relu", [pre], ["r" + t]))
+            pre = "r" + t
+        nodes.append(helper.make_node("MaxPool", [pre], ["y" + t], kernel_shape=list(k),
+                                      strides=list(s)))
+        ph, pw = [(x[2 + j] - k[j]) // s[j] + 1 for j in range(2)]
+        outputs.append(helper.make_tensor_value_info("y" + t, onnx.TensorProto.FLOAT,
+                                                     [x[0], m, ph, pw]))
+        if keep_apart:
+            outputs.append(helper.make_tensor_value_info(pre, onnx.TensorProto.FLOAT,
+                                                         [x[0], m, x[2], x[3]]))
+    graph = helper.make_graph(nodes, "conv_pool", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def check_conv_pool(mlbc, work):
+    """Fused and unfused Conv + MaxPool: the same bits, and onnx_np's values."""
+    res = {}
+    for apart in (False, True):
+        model = conv_pool_graph(apart)
+        wdir = os.path.join(work, "conv_pool_%s" % ("apart" if apart else "fused"))
+        os.makedirs(wdir, exist_ok=True)
+        path = os.path.join(wdir, "model.onnx")
+        kinds.save(model, path)
+        exe = mlbctest.compile_model(mlbc, path, wdir)
+        with open(os.path.join(wdir, "model.c")) as f:  # comments wrap: join their lines
+            fused = re.sub(r"\s*\n \* ", " ", f.read()).count("; then MaxPool, kernel")
+        if fused != (0 if apart else len(CONV_POOL_CASES)):
+            raise Failure("%d of %d Conv + MaxPool chains fused %s" % (
+                fused, len(CONV_POOL_CASES), "though kept apart" if apart else ""))
+        in_types, out_types = mlbctest.tensor_types(model)
+        feeds = kinds.random_inputs(model, seed=3)
+        ref = kinds.reference(model, feeds)
+        names = [v.name for v in model.graph.output]
+        got = mlbctest.execute(exe, wdir, list(feeds.values()), in_types,
+                               [(t, ref[o].shape) for t, o in zip(out_types, names)])
+        compare_outputs(names, got, [ref[o] for o in names])
+        res[apart] = dict(zip(names, got))
+    for i in range(len(CONV_POOL_CASES)):
+        y = "y%d" % i
+        if res[False][y].tobytes() != res[True][y].tobytes():
+            raise Failure("%s: the fused Conv + MaxPool differs from the unfused in bits" % y)
+    return len(CONV_POOL_CASES)
+
+
 def check_defaults_committed():
     """models/<kind>.onnx is what kinds.py builds for the defaults (regenerated, unedited)."""
     stale = []
@@ -141,6 +217,12 @@ def main():
                 report(True, "%s (%d reference samples)" % (name, f.result()))
             except errors as e:
                 report(False, "%s: %s" % (name, e))
+        try:
+            n = check_conv_pool(mlbc, work)
+            report(True, "fused Conv + MaxPool: %d chains, the bits of the unfused, onnx_np's "
+                   "values" % n)
+        except errors as e:
+            report(False, "fused Conv + MaxPool: %s" % e)
         try:
             check_defaults_committed()
             report(True, "models/<kind>.onnx up to date with models/kinds.py (%d kinds)"

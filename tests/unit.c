@@ -187,6 +187,26 @@ static void test_plan_views(void)
     CHECK(!r->alias && r->result_index == 0 && d->offset >= 0 && d->offset != a->offset);
 }
 
+/* A Conv's padded input and output tile are a block of the arena that lives during the Conv
+ * only: apart from its output, shared with a value of later nodes. */
+static void test_plan_workspace(void)
+{
+    Graph *g = lowered(
+        "<ir_version: 8, opset_import: [\"\" : 17]>\n"
+        "g (float[1,16,32,32] x, float[32,16,3,3] w) => (float[1,32,32,32] r) {\n"
+        "  y = Conv <pads = [1, 1, 1, 1]> (x, w)\n"
+        "  z = Neg (y)\n"
+        "  r = Neg (z)\n"
+        "}\n");
+    plan_memory(g);
+    Value *y = value_named(g, "y"), *z = value_named(g, "z");
+    Node *conv = y->producer;
+    int64_t ys = numel(y) * 4;
+    CHECK(conv->ws_bytes >= 16 * 34 * 34 * 4);  /* at least the zero-padded input */
+    CHECK(conv->ws_offset + conv->ws_bytes <= y->offset || y->offset + ys <= conv->ws_offset);
+    CHECK(z->offset == conv->ws_offset);        /* z is made after the Conv has run */
+}
+
 /* The error lowering SRC dies with (in a child process: die() exits), or "" if none. */
 static const char *lowering_error(const char *src)
 {
@@ -393,6 +413,7 @@ int main(void)
     test_tensor_import();
     test_plan();
     test_plan_views();
+    test_plan_workspace();
     test_range_from_downstream();
     test_if_lowering();
     test_scan_lowering();

@@ -120,6 +120,13 @@ const char *ref(Emit *e, const Value *v)
     return temp_name(v);
 }
 
+const char *workspace_ref(const Node *n)
+{
+    if (!n->ws_bytes)
+        die("internal: node '%s' (%s) has no workspace", n->name, n->op);
+    return strf("(float *)(scratch + %lld)", (long long)n->ws_offset);
+}
+
 /* ---- templates ---- */
 
 /* Template files may start lines with "//": notes for template authors, not emitted. */
@@ -380,7 +387,8 @@ static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const c
         buf_printf(h, "    %s res%d[%lld]; /* %s */\n", dtype_ctype(v->dt), i,
                    (long long)(numel(v) ? numel(v) : 1), safe_comment(tensor_comment(v)));
     }
-    buf_printf(h, "    uint64_t scratch[%lld]; /* intermediate tensors, %lld bytes */\n};\n",
+    buf_printf(h, "    uint64_t scratch[%lld]; /* intermediate tensors and kernels' workspace, "
+                  "%lld bytes */\n};\n",
                (long long)(scratch / 8 + 1), (long long)scratch);
     buf_printf(h, "typedef struct %s_ctx %s_ctx;\n\n", N, N);
     buf_printf(h,

@@ -13,8 +13,11 @@
  * offsets, one product per output row, the same chains as through the columns.
  *
  * A Relu that only reads such a Conv's output is fused into it (compiler/fuse.c sets the
- * Conv's aux to "Relu"): each tile (or output row) of the product's output goes through
- * templates/conv_relu.c while it is in cache.
+ * Conv's aux, a ConvEpilogue): each tile (or output row) of the product's output goes through
+ * templates/conv_relu.c while it is in cache. So does a MaxPool after it whose windows
+ * do not overlap along H, when the products are of whole output rows: the tile's rows, a
+ * window's height at a time, go through the pool's row kernel (templates/pool_max_rows.c)
+ * straight into the pooled output, and the Conv's own output is never stored.
  *
  * Other Conv types and ConvInteger compute panels of up to 8 output channels of one group at
  * once, the channels being vector lanes (templates/conv_panel.c). A constant W (the usual
@@ -31,9 +34,10 @@
 
 #define PANEL 8
 #define NSP 3                           /* spatial dimensions of the kernels */
-#define CONV_TILE_BYTES 65536           /* float Conv, on the stack: the column buffer (and
-                                           output tile) of a tile of output pixels, */
-#define CONV_PAD_BYTES 65536            /* and a group's zero-padded input */
+#define CONV_TILE_BYTES 65536           /* float Conv, sized to stay in cache: the column
+                                           buffer (or output tile) of a tile of pixels, */
+#define CONV_PAD_BYTES (16 << 20)       /* and at most this for a group's zero-padded input
+                                           (both in the node's workspace, plan.c) */
 
 /* ---- geometry ---- */
 
@@ -228,6 +232,7 @@ static void conv_infer(Node *n)
     if (zw && numel(zw) != 1 && numel(zw) != g.M)
         node_die(n, "w_zero_point must be a scalar or have one value per output channel");
     set_conv_output(n, &g, integer ? DT_INT32 : n->in[0]->dt);
+    n->ws_bytes = conv_workspace(n);
 }
 
 static void convt_infer(Node *n)
@@ -295,6 +300,7 @@ typedef struct ConvK {
     Value *X, *W, *B, *Y, *zx, *zw;
     DType ct;
     int packed;
+    const ConvEpilogue *ep;             /* fused after it (fuse.c), or NULL */
 } ConvK;
 
 /* "x + 0" reads badly: drop it. */
@@ -541,19 +547,103 @@ static void emit_tap_offsets(Buf *b, const ConvK *c, const int64_t *src)
     buf_puts(b, "};\n");
 }
 
+/* How a float Conv's products get their columns (conv_emit_gemm), decided once for the
+ * emitter and for the workspace it needs (conv_workspace). */
+typedef struct GemmPlan {
+    int direct;                         /* a 1x1 convolution: the columns are x itself */
+    int padded;                         /* the group's input zero-padded into xp first */
+    int rows;                           /* whole output rows, no bounds checks */
+    int shifted;                        /* unit stride along the last axis: taps read in place */
+    int64_t src[NSP];                   /* extents of what the taps read: x or xp */
+    int64_t tile;                       /* output pixels per product (im2col) */
+    int64_t nr;                         /* output rows per product (shifted, unit stride
+                                           along H as well), 0 if one row each */
+    int64_t pad_floats, buf_floats;     /* workspace: xp, then the columns or output tile */
+} GemmPlan;
+
+static void gemm_plan(const ConvK *c, GemmPlan *p)
+{
+    const Geom *g = &c->g;
+    int64_t in3[NSP], out3[NSP], pb3[NSP], pe3[NSP], s3[NSP];
+    pad3(g, g->in, in3, 1);
+    pad3(g, g->out, out3, 1);
+    pad3(g, g->pb, pb3, 0);
+    pad3(g, g->pe, pe3, 0);
+    pad3(g, g->s, s3, 1);
+    int64_t osp = prod3(out3), taps = g->CG * numel_dims(g->nsp, g->k);
+    memset(p, 0, sizeof *p);
+    p->direct = pointwise(g);
+    p->rows = !p->direct;
+    for (int i = 0; i < NSP; i++) {
+        p->src[i] = in3[i] + pb3[i] + pe3[i];
+        p->padded |= pb3[i] || pe3[i];
+        p->rows &= pb3[i] >= 0 && pe3[i] >= 0;
+    }
+    p->rows &= !p->padded || g->CG * prod3(p->src) * 4 <= CONV_PAD_BYTES;
+    p->padded &= p->rows;
+    if (!p->rows)
+        memcpy(p->src, in3, sizeof in3);
+    /* tap k of the output pixels ow .. ow + 15 of a row: 16 consecutive source floats */
+    p->shifted = p->rows && s3[2] == 1;
+    p->rows &= p->shifted || out3[2] * taps * 4 <= CONV_TILE_BYTES;
+    p->tile = p->direct || p->shifted ? osp : tile_pixels(osp, taps * 4, p->rows ? out3[2] : 16,
+                                                          CONV_TILE_BYTES);
+    p->pad_floats = p->padded ? g->CG * prod3(p->src) : 0;
+    if (p->shifted && s3[1] == 1) {
+        /* rows per product: the tile yt within the budget, the rows of a plane split evenly,
+         * whole pooling windows in each */
+        int64_t kh = c->ep && c->ep->pool_k[0] ? c->ep->pool_k[0] : 1, oh = out3[1];
+        int64_t most = CONV_TILE_BYTES / (g->MG * p->src[2] * 4) / kh * kh;
+        if (most < kh)
+            most = kh;
+        int64_t nprod = (oh + most - 1) / most;
+        p->nr = ((oh + nprod - 1) / nprod + kh - 1) / kh * kh;
+        p->buf_floats = g->MG * p->nr * p->src[2];
+    } else if (!p->direct && !p->shifted) {
+        p->buf_floats = taps * p->tile;
+    }
+}
+
+/* Outputs of the fused MaxPool along H (axis 0) or W (1) of a 2-D Conv: floor mode, no pads. */
+static int64_t pooled(const ConvK *c, int axis)
+{
+    return (c->g.out[axis] - c->ep->pool_k[axis]) / c->ep->pool_s[axis] + 1;
+}
+
+/* The fused MaxPool of a tile of NR output rows (yt, rows XW apart): each window's height
+ * of rows into one pooled row, -inf then the rows in order, as op_pool.c's kernel does (the
+ * same bits); a last window that the rows do not fill has no output (floor mode). */
+static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const char *pool)
+{
+    const char *ind = "                        ";
+    int64_t kh = c->ep->pool_k[0], ph = pooled(c, 0), pw = pooled(c, 1);
+    buf_printf(body,
+               "%sfor (m = 0; m < %s; m++)\n"
+               "%s    for (i = 0; i + %s <= nr; i += %s) {\n"
+               "%s        float *restrict yr = yg + m * %s + (od * %s + (oh + i) / %s) * %s;\n"
+               "%s        for (o = 0; o < %s; o++)\n"
+               "%s            yr[o] = -INFINITY;\n"
+               "%s        %s(yt + m * %s + i * %s, %s, yr);\n"
+               "%s    }\n",
+               ind, lit(c->g.MG), ind, lit(kh), lit(kh), ind, lit(ph * pw), lit(ph), lit(kh),
+               lit(pw), ind, lit(pw), ind, ind, pool, lit(p->nr * p->src[2]), lit(p->src[2]),
+               lit(kh), ind);
+}
+
 /* The products of a Conv of unit stride along the last axis, B read in place from xs (extents
  * src, XD x XH x XW) through the tap offsets: output row (od, oh) starts at (od * SD, oh * SH,
  * 0) of the source. With SH = 1 as well, the next output row starts XW floats further, so one
  * product covers NR rows: its column i * XW + ow is output pixel (oh + i, ow), and its columns
  * OW .. XW - 1 of each row are the wrap-around garbage of pixels that do not exist. Those
  * products write into the tile yt, whose rows are copied out (then the fused Relu, while they
- * are in cache); short rows thus share 16-column panels instead of filling a panel each.
- * Else one product per output row (N = OW) writes straight into y. */
-static void emit_row_products(Buf *bufs, Buf *body, const ConvK *c, const int64_t *src,
-                              const char *xs, const char *wg, const char *cargs,
-                              const char *relu, const char **decls)
+ * are in cache) or pooled; short rows thus share 16-column panels instead of filling a panel
+ * each. Else one product per output row (N = OW) writes straight into y. */
+static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, const char *xs,
+                              const char *wg, const char *cargs, const char *relu,
+                              const char *pool, const char **decls)
 {
     const Geom *g = &c->g;
+    const int64_t *src = p->src;
     const char *ind = "                ";
     int64_t out3[NSP], s3[NSP], taps = g->CG * numel_dims(g->nsp, g->k);
     pad3(g, g->out, out3, 1);
@@ -561,7 +651,7 @@ static void emit_row_products(Buf *bufs, Buf *body, const ConvK *c, const int64_
     const char *ow = lit(out3[2]), *osp = lit(prod3(out3)), *mg = lit(g->MG);
     const char *call = strf("mlbc_gemm_f32_taps(%s, %%s, %s, %s, %s, %s + %%s, offs, %s, %%s, %%s);\n",
                             mg, lit(taps), wg, lit(taps), xs, cargs);
-    if (s3[1] != 1) {
+    if (!p->nr) {
         const char *start = out3[0] == 1 ? strf("r * %s", lit(s3[1] * src[2]))
                             : strf("(r / %s * %s + r %% %s * %s) * %s", lit(out3[1]),
                                    lit(s3[0] * src[1]), lit(out3[1]), lit(s3[1]), lit(src[2]));
@@ -575,35 +665,74 @@ static void emit_row_products(Buf *bufs, Buf *body, const ConvK *c, const int64_
         buf_printf(body, "%s}\n", ind);
         return;
     }
-    /* rows per product: the tile yt within the budget, the rows of a plane split evenly */
-    int64_t most = CONV_TILE_BYTES / (g->MG * src[2] * 4), oh = out3[1];
-    if (most < 1)
-        most = 1;
-    int64_t nprod = (oh + most - 1) / most, nr = (oh + nprod - 1) / nprod;
-    const char *xw = lit(src[2]), *ldy = lit(nr * src[2]), *plane = lit(oh * out3[2]);
-    buf_printf(bufs, "    float yt[%s]; /* [channel][%s rows of %s]: a product's output */\n",
-               lit(g->MG * nr * src[2]), lit(nr), xw);
-    *decls = ", od, oh, nr, m, i";
+    int64_t oh = out3[1];
+    const char *xw = lit(src[2]), *ldy = lit(p->nr * src[2]), *plane = lit(oh * out3[2]);
+    *decls = pool ? ", od, oh, nr, m, i, o" : ", od, oh, nr, m, i";
     buf_printf(body,
                "%sfor (od = p0 / %s; od < (p0 + np) / %s; od++)\n"
                "%s    for (oh = 0; oh < %s; oh += nr) {\n"
                "%s        nr = %s - oh < %s ? %s - oh : %s;\n"
                "%s        ",
-               ind, plane, plane, ind, lit(oh), ind, lit(oh), lit(nr), lit(oh), lit(nr), ind);
+               ind, plane, plane, ind, lit(oh), ind, lit(oh), lit(p->nr), lit(oh), lit(p->nr), ind);
     buf_printf(body, call, strf("(nr - 1) * %s + %s", xw, ow),
                strf("(od * %s + oh) * %s", lit(s3[0] * src[1]), xw), "yt", ldy);
     /* the fused Relu over the whole tile, a long loop that every -O vectorises (the columns
      * past each row are thrown away anyway); per 16-float row, gcc -O3 unrolls it into
      * branches */
     if (relu)
-        buf_printf(body, "%s        %s(yt, %s);\n", ind, relu, lit(g->MG * nr * src[2]));
-    buf_printf(body,
-               "%s        for (m = 0; m < %s; m++)\n"
-               "%s            for (i = 0; i < nr; i++) {\n"
-               "%s                float *restrict yr = yg + m * %s + (od * %s + oh + i) * %s;\n"
-               "%s                memcpy(yr, yt + m * %s + i * %s, %s * sizeof *yr);\n",
-               ind, mg, ind, ind, osp, lit(oh), ow, ind, ldy, xw, ow);
-    buf_printf(body, "%s            }\n%s    }\n", ind, ind);
+        buf_printf(body, "%s        %s(yt, %s);\n", ind, relu, lit(p->buf_floats));
+    if (pool)
+        emit_tile_pool(body, c, p, pool);
+    else
+        buf_printf(body,
+                   "%s        for (m = 0; m < %s; m++)\n"
+                   "%s            for (i = 0; i < nr; i++) {\n"
+                   "%s                float *restrict yr = yg + m * %s + (od * %s + oh + i) * %s;\n"
+                   "%s                memcpy(yr, yt + m * %s + i * %s, %s * sizeof *yr);\n"
+                   "%s            }\n",
+                   ind, mg, ind, ind, osp, lit(oh), ow, ind, ldy, xw, ow, ind);
+    buf_printf(body, "%s    }\n", ind);
+}
+
+/* The kernel's parameters and the call's arguments: x, w, the bias, y, the workspace. */
+static void gemm_operands(Emit *e, const ConvK *c, const GemmPlan *p, Buf *params, Buf *args)
+{
+    buf_puts(params, "const float *restrict x, const float *restrict w, ");
+    buf_printf(args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
+    if (c->B) {
+        buf_puts(params, "const float *restrict bias, ");
+        buf_printf(args, "%s, ", ref(e, c->B));
+    }
+    buf_puts(params, "float *restrict y");
+    buf_puts(args, ref(e, c->Y));
+    if (p->pad_floats + p->buf_floats) {
+        buf_puts(params, ", float *restrict ws");
+        buf_printf(args, ", %s", workspace_ref(c->n));
+    }
+}
+
+/* The Conv's own output shape (its node's output is the fused pool's). */
+static const char *conv_shape(const ConvK *c)
+{
+    Buf b = {0};
+    buf_printf(&b, "[%lld,%lld", (long long)c->g.N, (long long)c->g.M);
+    for (int i = 0; i < c->g.nsp; i++)
+        buf_printf(&b, ",%lld", (long long)c->g.out[i]);
+    buf_puts(&b, "]");
+    return b.p;
+}
+
+static const char *epilogue_doc(const ConvK *c)
+{
+    const ConvEpilogue *ep = c->ep;
+    if (!ep)
+        return "";
+    const char *act = ep->act ? strf("; then %s", ep->act) : "";
+    if (!ep->pool_k[0])
+        return act;
+    return strf("%s; then MaxPool, kernel %lldx%lld, strides %lldx%lld -> %s", act,
+                (long long)ep->pool_k[0], (long long)ep->pool_k[1], (long long)ep->pool_s[0],
+                (long long)ep->pool_s[1], shape_str(c->Y));
 }
 
 /* Float Conv as matrix products (templates/conv_gemm.c). B, the columns, is read in place
@@ -614,68 +743,58 @@ static void emit_row_products(Buf *bufs, Buf *body, const ConvK *c, const int64_
 static void conv_emit_gemm(Emit *e, ConvK *c)
 {
     const Geom *g = &c->g;
-    int64_t in3[NSP], out3[NSP], pb3[NSP], pe3[NSP], s3[NSP], src[NSP];
+    GemmPlan p;
+    gemm_plan(c, &p);
+    int64_t in3[NSP], out3[NSP];
     pad3(g, g->in, in3, 1);
     pad3(g, g->out, out3, 1);
-    pad3(g, g->pb, pb3, 0);
-    pad3(g, g->pe, pe3, 0);
-    pad3(g, g->s, s3, 1);
     int64_t isp = prod3(in3), osp = prod3(out3), taps = g->CG * numel_dims(g->nsp, g->k);
-    int direct = pointwise(g), padded = 0, rows = !direct;
-    for (int i = 0; i < NSP; i++) {
-        src[i] = in3[i] + pb3[i] + pe3[i];
-        padded |= pb3[i] || pe3[i];
-        rows &= pb3[i] >= 0 && pe3[i] >= 0;
-    }
-    int64_t pad_bytes = padded ? g->CG * prod3(src) * 4 : 0;
-    rows &= pad_bytes <= CONV_PAD_BYTES;
-    /* tap k of the output pixels ow .. ow + 15 of a row: 16 consecutive source floats */
-    int shifted = rows && s3[2] == 1;
-    rows &= shifted || out3[2] * taps * 4 <= CONV_TILE_BYTES;
-    int64_t tile = direct || shifted ? osp : tile_pixels(osp, taps * 4, rows ? out3[2] : 16,
-                                                         CONV_TILE_BYTES);
 
     const char *wg = g->G > 1 ? strf("w + g * %s", lit(g->MG * taps)) : "w";
     const char *cargs = c->B ? (g->G > 1 ? strf("bias + g * %s, 1, 0", lit(g->MG)) : "bias, 1, 0")
                              : "0, 0, 0";
-    const char *relu = !c->n->aux ? NULL
-                       : kernel(e, c->n, "conv_relu",
-                                "DOC", strf("Conv: the fused %s", (const char *)c->n->aux), NULL);
+    const char *relu = c->ep && c->ep->act
+                       ? kernel(e, c->n, "conv_relu", "DOC", strf("Conv: the fused %s", c->ep->act),
+                                NULL) : NULL;
+    const char *pool = c->ep && c->ep->pool_k[0]
+                       ? maxpool_rows_kernel(e, c->n, pooled(c, 1), c->ep->pool_k[1],
+                                             c->ep->pool_s[1], 1, p.src[2]) : NULL;
     Buf bufs = {0}, pre = {0}, body = {0};
     const char *decls = "", *ind = "                ";
-    if (direct) {
+    if (p.padded)
+        buf_printf(&bufs, "    float *restrict xp = ws; /* the group's input, zero-padded: %s */\n",
+                   lit(p.pad_floats));
+    if (p.buf_floats)
+        buf_printf(&bufs, "    float *restrict %s = %s; /* %s */\n", p.shifted ? "yt" : "xcol",
+                   p.pad_floats ? strf("ws + %s", lit(p.pad_floats)) : "ws",
+                   p.shifted ? strf("[channel][%s rows of %s]: a product's output",
+                                    lit(p.nr), lit(p.src[2]))
+                             : "[tap][pixel of the tile]");
+    if (p.direct) {
         buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xg + p0, 16, %s, 0, %s, yg + p0, %s);\n",
                    ind, lit(g->MG), lit(taps), wg, lit(taps), lit(isp), cargs, lit(osp));
     } else {
-        const char *xs = "xg";
-        if (shifted)
-            emit_tap_offsets(&bufs, c, src);
-        if (rows && padded) {
-            buf_printf(&bufs, "    float xp[%s]; /* the group's input, zero-padded */\n",
-                       lit(g->CG * prod3(src)));
-            buf_printf(&pre, "            %s(xg, xp);\n", emit_pad(e, c, src));
-            xs = "xp";
-        }
-        if (shifted) {
-            emit_row_products(&bufs, &body, c, src, xs, wg, cargs, relu, &decls);
+        const char *xs = p.padded ? "xp" : "xg";
+        if (p.padded)
+            buf_printf(&pre, "            %s(xg, xp);\n", emit_pad(e, c, p.src));
+        if (p.shifted) {
+            emit_tap_offsets(&bufs, c, p.src);
+            emit_row_products(&body, c, &p, xs, wg, cargs, relu, pool, &decls);
         } else {
-            buf_printf(&bufs, "    float xcol[%s]; /* [tap][pixel of the tile] */\n",
-                       lit(taps * tile));
-            if (rows) {
-                const char *fn = emit_im2col_rows(e, c, padded ? src : in3, padded);
-                buf_printf(&body, "%s%s(%s, p0 / %s, np / %s, xcol);\n", ind, fn, xs, lit(out3[2]),
+            if (p.rows)
+                buf_printf(&body, "%s%s(%s, p0 / %s, np / %s, xcol);\n", ind,
+                           emit_im2col_rows(e, c, p.src, p.padded), xs, lit(out3[2]),
                            lit(out3[2]));
-            }
             else
                 buf_printf(&body, "%s%s(xg, p0, np, xcol);\n", ind, emit_im2col(e, c));
             buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xcol, 16, np, 0, %s, yg + p0, "
                        "%s);\n", ind, lit(g->MG), lit(taps), wg, lit(taps), cargs, lit(osp));
         }
     }
-    if (relu && !shifted) {
+    if (relu && !p.shifted) {
         /* The tile's output: all of the group's planes when the tile is all pixels, else a
          * run of np pixels per channel. */
-        if (tile == osp) {
+        if (p.tile == osp) {
             buf_printf(&body, "%s%s(yg, %s);\n", ind, relu, lit(g->MG * osp));
         } else {
             decls = ", m";
@@ -683,47 +802,101 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
                        lit(g->MG), ind, relu, lit(osp));
         }
     }
-    Buf params = {0};
-    buf_puts(&params, "const float *restrict x, const float *restrict w, ");
-    if (c->B)
-        buf_puts(&params, "const float *restrict bias, ");
-    buf_puts(&params, "float *restrict y");
+    Buf params = {0}, args = {0};
+    gemm_operands(e, c, &p, &params, &args);
     const char *fn = kernel(e, c->n, "conv_gemm",
         "DOC", strf("Conv: %s -> %s, group %lld, %lld taps, %s; %s%s", shape_str(c->X),
-                    shape_str(c->Y), (long long)g->G, (long long)taps,
-                    direct ? "the columns are x"
-                    : shifted ? "the columns read in place, a product per output row"
-                    : tile == osp ? "one tile" : strf("tiles of %lld pixels", (long long)tile),
-                    geom_doc(g), c->n->aux ? strf("; then %s", (const char *)c->n->aux) : ""),
+                    conv_shape(c), (long long)g->G, (long long)taps,
+                    p.direct ? "the columns are x"
+                    : p.shifted ? "the columns read in place, a product per output row"
+                    : p.tile == osp ? "one tile" : strf("tiles of %lld pixels", (long long)p.tile),
+                    geom_doc(g), epilogue_doc(c)),
         "PARAMS", params.p, "BUFS", bufs.p ? bufs.p : "", "DECLS", decls,
         "N", lit(g->N), "G", lit(g->G), "C", lit(g->C), "CG", lit(g->CG), "M", lit(g->M),
-        "MG", lit(g->MG), "ISP", lit(isp), "OSP", lit(osp), "T", lit(tile),
-        "PRE", pre.p ? pre.p : "", "TILE", body.p, NULL);
-    if (c->B)
-        stmt(e, "%s(%s, %s, %s, %s);", fn, ref(e, c->X), ref(e, c->W), ref(e, c->B), ref(e, c->Y));
-    else
-        stmt(e, "%s(%s, %s, %s);", fn, ref(e, c->X), ref(e, c->W), ref(e, c->Y));
+        "MG", lit(g->MG), "ISP", lit(isp), "OSP", lit(osp), "T", lit(p.tile),
+        "YSP", lit(numel(c->Y) / (g->N * g->M)), "PRE", pre.p ? pre.p : "", "TILE", body.p, NULL);
+    stmt(e, "%s(%s);", fn, args.p);
+}
+
+/* A float Conv's operands and element types, and ConvInteger's zero points. */
+static void conv_setup(Node *n, ConvK *c)
+{
+    *c = (ConvK){.n = n, .X = n->in[0], .W = n->in[1], .Y = n->out[0], .ep = n->aux};
+    conv_geom(n, &c->g);
+    if (!strcmp(n->op, "ConvInteger")) {
+        c->zx = input(n, 2);
+        c->zw = input(n, 3);
+        c->ct = DT_UINT32;
+    } else {
+        c->B = input(n, 2);
+        c->ct = calc_type(c->X->dt);
+    }
+}
+
+int conv_takes_activation(Node *n)
+{
+    ConvK c;
+    conv_setup(n, &c);
+    return numel(c.Y) > 0 && gemm_eligible(&c);
+}
+
+/* A MaxPool that reads only a 2-D Conv's output (fuse.c has checked that), whose windows do
+ * not overlap along H and are inside the rows (no pads, dilations, ceil mode, indices), with
+ * a stride along W that its row kernel takes: the Conv's products of whole output rows pool
+ * each tile as it is made. */
+int conv_takes_maxpool(Node *conv, Node *pool)
+{
+    int64_t k[4], s[4], v[8];
+    Value *y = pool->out[0];
+    if (!conv_takes_activation(conv) || conv->in[0]->rank != 4 || strcmp(pool->op, "MaxPool") ||
+        *pool->domain || pool->nin != 1 || !y || y->dt != DT_FLOAT ||
+        (pool->nout > 1 && pool->out[1] && (pool->out[1]->nuse || pool->out[1]->result_index >= 0)))
+        return 0;
+    if (attr_ints(pool, "kernel_shape", k, 4) != 2 || attr_ints(pool, "strides", s, 4) != 2 ||
+        attr_int(pool, "ceil_mode", 0) || strcmp(attr_str(pool, "auto_pad", "NOTSET"), "NOTSET"))
+        return 0;
+    int c = attr_ints(pool, "pads", v, 8);
+    for (int i = 0; i < c; i++)
+        if (v[i])
+            return 0;
+    c = attr_ints(pool, "dilations", v, 8);
+    for (int i = 0; i < c; i++)
+        if (v[i] != 1)
+            return 0;
+    if (k[0] < 1 || s[0] != k[0] || !(s[1] == 1 || (s[1] == 2 && k[1] >= 2)))
+        return 0;
+    ConvEpilogue ep = {.act = conv->aux ? ((ConvEpilogue *)conv->aux)->act : NULL,
+                       .pool_k = {k[0], k[1]}, .pool_s = {s[0], s[1]}};
+    ConvK ck;
+    GemmPlan p;
+    conv_setup(conv, &ck);
+    ck.ep = &ep;
+    gemm_plan(&ck, &p);
+    return p.nr > 0 && ck.g.out[0] >= k[0] && ck.g.out[1] >= k[1];
+}
+
+/* The padded input and the columns or output tile of a float Conv's products. */
+int64_t conv_workspace(Node *n)
+{
+    ConvK c;
+    conv_setup(n, &c);
+    if (!numel(c.Y) || !gemm_eligible(&c))
+        return 0;
+    GemmPlan p;
+    gemm_plan(&c, &p);
+    return (p.pad_floats + p.buf_floats) * 4;
 }
 
 static void conv_emit(Emit *e, Node *n)
 {
-    int integer = !strcmp(n->op, "ConvInteger");
-    ConvK c = {.n = n, .X = n->in[0], .W = n->in[1], .Y = n->out[0]};
-    conv_geom(n, &c.g);
+    ConvK c;
+    conv_setup(n, &c);
     if (!numel(c.Y))
         return;
     Geom *g = &c.g;
-    if (integer) {
-        c.zx = input(n, 2);
-        c.zw = input(n, 3);
-        c.ct = DT_UINT32;
-    } else {
-        c.B = input(n, 2);
-        c.ct = calc_type(c.X->dt);
-        if (gemm_eligible(&c)) {
-            conv_emit_gemm(e, &c);
-            return;
-        }
+    if (gemm_eligible(&c)) {
+        conv_emit_gemm(e, &c);
+        return;
     }
     if (n->aux)
         node_die(n, "internal: a fused activation needs the matrix-product path");

@@ -374,13 +374,18 @@ static const char *max_rows_kernel(Emit *e, const PoolK *k)
         (k->OL - 1) * S + span >= g->L[l] || !(S == 1 || (S == 2 && span > 0)))
         return NULL;
     int64_t rs = l ? g->D[l - 1] * k->XS[l - 1] : 0;
-    kernel(e, k->n, "pool_isa", NULL);  /* its paths, once */
-    return kernel(e, k->n, "pool_max_rows",
+    return maxpool_rows_kernel(e, k->n, k->OL, g->K[l], S, g->D[l], rs);
+}
+
+const char *maxpool_rows_kernel(Emit *e, Node *n, int64_t ol, int64_t k, int64_t s, int64_t d,
+                                int64_t rs)
+{
+    kernel(e, n, "pool_isa", NULL);  /* its paths, once */
+    return kernel(e, n, "pool_max_rows",
                   "DOC", strf("MaxPool rows: %lld outputs, kernel %lld, stride %lld, dilation "
-                              "%lld; rows %lld apart", (long long)k->OL, (long long)g->K[l],
-                              (long long)S, (long long)g->D[l], (long long)rs),
-                  "OL", lit(k->OL), "K", lit(g->K[l]), "S", lit(S), "D", lit(g->D[l]),
-                  "RS", lit(rs), NULL);
+                              "%lld; rows %lld apart", (long long)ol, (long long)k,
+                              (long long)s, (long long)d, (long long)rs),
+                  "OL", lit(ol), "K", lit(k), "S", lit(s), "D", lit(d), "RS", lit(rs), NULL);
 }
 
 /* The output row yr of a max_rows_kernel pool: -inf, then the window's rows, those of the

@@ -8,9 +8,13 @@
  * including NaN (no comparison holds: count 0).
  *
  * Conv + Relu. A float Conv (the matrix-product kernel of op_conv.c) whose output only a
- * Relu reads: the Relu node becomes that Conv, its aux the name of the fused activation
- * ("Relu"), and op_conv.c applies the Relu's own expression to each tile of the product's
+ * Relu reads: the Relu node becomes that Conv, its aux a ConvEpilogue naming the fused
+ * activation, and op_conv.c applies the Relu's own expression to each tile of the product's
  * output while it is in cache, instead of a pass over the whole tensor: the same bits.
+ *
+ * Conv (+ Relu) + MaxPool. Likewise a MaxPool that only reads such a Conv's output and that
+ * op_conv.c can apply to each tile (conv_takes_maxpool): the MaxPool node becomes the Conv,
+ * the epilogue gains the pool, and the Conv's full-size output is never stored.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -151,35 +155,53 @@ static int try_bucketize(Graph *g, Node *cmp)
     return 1;
 }
 
-/* The conditions of op_conv.c's matrix-product path: plain float operands, W constant with
- * at least one tap. */
-static int conv_gemm_like(const Node *conv)
+/* NEXT, the only reader of CONV's output, becomes CONV with the epilogue EP. */
+static void absorb_conv(Node *next, const Node *conv, const ConvEpilogue *ep)
 {
-    if (strcmp(conv->op, "Conv") || *conv->domain || conv->nin < 2 || conv->nout != 1 ||
-        !conv->in[0] || !conv->in[1] || !conv->out[0] || conv->aux)
-        return 0;
-    const Value *w = conv->in[1], *b = conv->nin > 2 ? conv->in[2] : NULL;
-    return conv->in[0]->dt == DT_FLOAT && w->dt == DT_FLOAT && conv->out[0]->dt == DT_FLOAT &&
-           (!b || b->dt == DT_FLOAT) && w->rank >= 3 && numel(w) > 0;
+    ConvEpilogue *copy = xalloc(sizeof *copy);
+    *copy = *ep;
+    next->op = conv->op;
+    next->def = conv->def;
+    next->opset = conv->opset;
+    next->name = conv->name;
+    next->in = conv->in;
+    next->nin = conv->nin;
+    next->nout = 1;
+    next->attr = conv->attr;
+    next->nattr = conv->nattr;
+    next->aux = copy;
+    next->ws_bytes = conv_workspace(next);
+}
+
+static int is_conv(const Node *n)
+{
+    return !strcmp(n->op, "Conv") && !*n->domain && n->nout == 1 && n->out[0];
 }
 
 static int try_conv_relu(Graph *g, Node *conv)
 {
-    if (!conv_gemm_like(conv))
+    if (!is_conv(conv) || conv->aux || !conv_takes_activation(conv))
         return 0;
     Node *relu = sole_consumer(g, conv->out[0]);
     if (!relu || strcmp(relu->op, "Relu") || *relu->domain || relu->nin != 1 ||
         relu->nout != 1 || !relu->out[0] || relu->out[0]->dt != DT_FLOAT)
         return 0;
-    relu->op = conv->op;
-    relu->def = conv->def;
-    relu->opset = conv->opset;
-    relu->name = conv->name;
-    relu->in = conv->in;
-    relu->nin = conv->nin;
-    relu->attr = conv->attr;
-    relu->nattr = conv->nattr;
-    relu->aux = (void *)"Relu";
+    absorb_conv(relu, conv, &(ConvEpilogue){.act = "Relu"});
+    return 1;
+}
+
+static int try_conv_pool(Graph *g, Node *conv)
+{
+    const ConvEpilogue *ep = conv->aux;
+    if (!is_conv(conv) || (ep && ep->pool_k[0]))
+        return 0;
+    Node *pool = sole_consumer(g, conv->out[0]);
+    if (!pool || !conv_takes_maxpool(conv, pool))
+        return 0;
+    ConvEpilogue all = {.act = ep ? ep->act : NULL};
+    attr_ints(pool, "kernel_shape", all.pool_k, 2);
+    attr_ints(pool, "strides", all.pool_s, 2);
+    absorb_conv(pool, conv, &all);
     return 1;
 }
 
@@ -188,6 +210,7 @@ int fuse_graph(Graph *g)
     int fused = 0;
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
-            fused += try_bucketize(g, g->nodes[i]) || try_conv_relu(g, g->nodes[i]);
+            fused += try_bucketize(g, g->nodes[i]) || try_conv_relu(g, g->nodes[i]) ||
+                     try_conv_pool(g, g->nodes[i]);
     return fused;
 }

@@ -11,6 +11,10 @@
  * are written once, by their producer, so sharing is safe whoever else reads the input. The
  * shared buffer then lives until the last use of any value in it. A graph result keeps its
  * own buffer (the caller reads it there).
+ *
+ * A kernel's workspace (Node.ws_bytes: a padded copy, a column buffer) is a block of the
+ * same arena that lives during its node only, so it reuses bytes the node's neighbours free
+ * instead of growing the caller's stack.
  */
 #include <stdlib.h>
 
@@ -37,13 +41,18 @@ static void find_aliases(Graph *g)
     }
 }
 
+/* A byte range to place: a value's buffer or a node's workspace, live over [first, last]. */
+typedef struct Block {
+    int64_t size, *offset;
+    int first, last, order;             /* order: a tie-break, for a deterministic plan */
+} Block;
+
 static int by_size_desc(const void *a, const void *b)
 {
-    const Value *x = *(Value *const *)a, *y = *(Value *const *)b;
-    int64_t bx = bytes_of(x), by = bytes_of(y);
-    if (bx != by)
-        return bx < by ? 1 : -1;
-    return x->id - y->id;  /* deterministic */
+    const Block *x = a, *y = b;
+    if (x->size != y->size)
+        return x->size < y->size ? 1 : -1;
+    return x->order - y->order;
 }
 
 static void lifetimes(Graph *g)
@@ -69,37 +78,54 @@ static void lifetimes(Graph *g)
     }
 }
 
+/* Lowest offset where B overlaps none of the placed blocks live at the same time: retried
+ * from the end of any overlapping block until nothing overlaps. */
+static int64_t place(const Block *placed, int n, const Block *b)
+{
+    int64_t off = 0;
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int j = 0; j < n; j++) {
+            const Block *u = &placed[j];
+            if (u->last < b->first || b->last < u->first)
+                continue;
+            if (off < *u->offset + u->size && *u->offset < off + b->size) {
+                off = *u->offset + u->size;
+                moved = 1;
+            }
+        }
+    }
+    return off;
+}
+
+static int collect_blocks(Graph *g, Block *bl)
+{
+    int n = 0;
+    for (int i = 0; i < g->nvalues; i++) {
+        Value *v = g->values[i];
+        if (needs_scratch(v))
+            bl[n++] = (Block){bytes_of(v), &v->offset, v->first, v->last, i};
+    }
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *nd = g->nodes[i];
+        if (!nd->dead && nd->ws_bytes)
+            bl[n++] = (Block){align_up(nd->ws_bytes), &nd->ws_offset, i, i, g->nvalues + i};
+    }
+    return n;
+}
+
 int64_t plan_memory(Graph *g)
 {
     find_aliases(g);
     lifetimes(g);
-    Value **vs = xalloc(sizeof(Value *) * (g->nvalues + 1));
-    int nv = 0;
-    for (int i = 0; i < g->nvalues; i++)
-        if (needs_scratch(g->values[i]))
-            vs[nv++] = g->values[i];
-    qsort(vs, nv, sizeof *vs, by_size_desc);
+    Block *bl = xalloc(sizeof(Block) * (g->nvalues + g->nnodes + 1));
+    int nb = collect_blocks(g, bl);
+    qsort(bl, nb, sizeof *bl, by_size_desc);
     int64_t total = 0;
-    for (int i = 0; i < nv; i++) {
-        Value *v = vs[i];
-        int64_t size = bytes_of(v), off = 0;
-        /* Retry from the end of any overlapping block until nothing overlaps. */
-        for (int moved = 1; moved;) {
-            moved = 0;
-            for (int j = 0; j < i; j++) {
-                Value *u = vs[j];
-                if (u->last < v->first || v->last < u->first)
-                    continue;
-                int64_t ue = u->offset + bytes_of(u);
-                if (off < ue && u->offset < off + size) {
-                    off = ue;
-                    moved = 1;
-                }
-            }
-        }
-        v->offset = off;
-        if (off + size > total)
-            total = off + size;
+    for (int i = 0; i < nb; i++) {
+        *bl[i].offset = place(bl, i, &bl[i]);
+        if (*bl[i].offset + bl[i].size > total)
+            total = *bl[i].offset + bl[i].size;
         if (total > MLBC_MAX_TOTAL_BYTES)
             die("intermediate tensors need more than %lld bytes; refusing to compile",
                 (long long)MLBC_MAX_TOTAL_BYTES);
