@@ -255,6 +255,28 @@ static int floats_are(const Value *v, int n, const float *want)
     return 1;
 }
 
+/* Folding the variadic Max and Min: one operand is itself, three are all compared (bug: the
+ * fold compared the first two, a missing one as 0, so Max(c) of negatives folded to 0). */
+static void test_fold_variadic(void)
+{
+    Graph *g = lowered(
+        "<ir_version: 8, opset_import: [\"\" : 13]>\n"
+        "g (float[2] x) => (float[2] y, float[2] z, float[2] u) {\n"
+        "  c = Constant <value = float[2] {-1, -2}> ()\n"
+        "  d = Constant <value = float[2] {-5, 3}> ()\n"
+        "  e = Constant <value = float[2] {7, -9}> ()\n"
+        "  m1 = Max (c)\n"
+        "  m3 = Max (c, d, e)\n"
+        "  n3 = Min (c, d, e)\n"
+        "  y = Add (x, m1)\n"
+        "  z = Add (x, m3)\n"
+        "  u = Add (x, n3)\n"
+        "}\n");
+    CHECK(floats_are(value_named(g, "m1"), 2, (const float[]){-1, -2}));
+    CHECK(floats_are(value_named(g, "m3"), 2, (const float[]){7, 3}));
+    CHECK(floats_are(value_named(g, "n3"), 2, (const float[]){-5, -9}));
+}
+
 /* Range with a run-time limit takes its length from a declared value downstream, reached
  * through elementwise nodes with scalar operands; through anything else it cannot. */
 static void test_range_from_downstream(void)
@@ -414,6 +436,7 @@ int main(void)
     test_plan();
     test_plan_views();
     test_plan_workspace();
+    test_fold_variadic();
     test_range_from_downstream();
     test_if_lowering();
     test_scan_lowering();

@@ -781,6 +781,130 @@ static void lane_sum(Buf *b, int ind, const char *C, int L, int64_t K, const cha
     buf_line(b, ind + 2, "%s = %s;", aj, strf(comb, aj, strf("%s[j + w]", acc)));
 }
 
+/* Row softmax lanes: 8 (float) or 4 for long rows, 4 from 8 elements, else in order. */
+static int softmax_lanes(const char *C, int64_t K)
+{
+    return K >= 32 ? (strcmp(C, "float") ? 4 : 8) : K >= 8 ? 4 : 1;
+}
+
+static const char *lanes_note(int L)
+{
+    if (L == 1)
+        return "Max and sum run over k in order, so results are deterministic.";
+    return strf("Max and sum use %d interleaved lanes (element k in lane k mod %d, the tail in "
+                "lane 0) folded by halving (lane j absorbs lane j + w, w = %d, ..., 1): a fixed "
+                "order, so results are deterministic.", L, L, L / 2);
+}
+
+/* VAR = the fold of a row's terms by COMB (two %s: accumulator, term) from INIT, in L lanes
+ * (lane_sum) or in order; TJ/TK: the term of lane j / of element k; STJ/STK, if given, also
+ * receive each term. */
+static void row_fold(Buf *b, const char *C, int L, int64_t K, const char *var, const char *acc,
+                     const char *init, const char *comb, const char *tj, const char *tk,
+                     const char *stj, const char *stk)
+{
+    if (L > 1) {
+        lane_sum(b, 2, C, L, K, acc, init, comb, tj, tk, stj, stk);
+        buf_line(b, 2, "%s = %s[0];", var, acc);
+        return;
+    }
+    buf_line(b, 2, "%s = %s;", var, init);
+    buf_line(b, 2, "for (k = 0; k < %s; k++) {", lit(K));
+    buf_line(b, 3, "const %s e = %s;", C, tk);
+    if (stk)
+        buf_line(b, 3, "%s = e;", stk);
+    buf_line(b, 3, "%s = %s;", var, strf(comb, var, "e"));
+    buf_line(b, 2, "}");
+}
+
+/* Float Softmax over rows shorter than 32: x - max of every row, then one mlbc_vexp_f32
+ * (templates/reduce_softmax_rows_f32.c). */
+static const char *softmax_rows_f32(Emit *e, Node *n, const char *doc, int64_t A, int64_t K)
+{
+    int L = softmax_lanes("float", K);
+    Buf mx = {0}, sum = {0};
+    row_fold(&mx, "float", L, K, "mx", "m", "-INFINITY", "fmax_nan(%s, %s)", "xr[k + j]",
+             "xr[k]", NULL, NULL);
+    row_fold(&sum, "float", L, K, "sum", "s", "0", "%s + %s", "yr[k + j]", "yr[k]", NULL, NULL);
+    return kernel(e, n, "reduce_softmax_rows_f32", "DOC", doc, "A", lit(A), "K", lit(K),
+                  "AK", lit(A * K), "LANES_NOTE", lanes_note(L),
+                  "DECL", L > 1 ? strf("    int j, w;\n    float m[%d], s[%d];\n", L, L) : "",
+                  "MAX", mx.p, "SUM", sum.p, NULL);
+}
+
+/* Softmax or LogSoftmax over contiguous rows, one row at a time
+ * (templates/reduce_softmax_rows.c). Float: x - max is parked in the row of y and
+ * exponentiated there by mlbc_vexp_f32 (templates/vmath_exp.c: vectorised, the same bits on
+ * every path), whose results the sum reads. */
+static const char *softmax_rows(Emit *e, Node *n, const char *doc, int64_t A, int64_t K)
+{
+    DType t = n->in[0]->dt;
+    int logsm = !strcmp(n->op, "LogSoftmax"), vexp = t == DT_FLOAT;
+    int keep_e = !logsm && !dtype_is_half(t); /* exp values parked in y, then scaled */
+    const char *C = dtype_ctype(calc_type(t)), *S = libm_sfx(calc_type(t));
+    int L = softmax_lanes(C, K);
+    const char *exp_k = strf("exp%s(%s - mx)", S, load_elem(t, "xr[k]"));
+    const char *exp_kj = strf("exp%s(%s - mx)", S, load_elem(t, "xr[k + j]"));
+    const char *out = logsm ? store_elem(t, strf("%s - mx - sum", load_elem(t, "xr[k]")))
+                      : keep_e ? "yr[k] / sum" : store_elem(t, strf("%s / sum", exp_k));
+    Buf mx = {0}, sum = {0};
+    if (vexp) {
+        buf_line(&sum, 2, "for (k = 0; k < %s; k++)", lit(K));
+        buf_line(&sum, 3, "yr[k] = xr[k] - mx;");
+        buf_line(&sum, 2, "mlbc_vexp_f32(%s, yr, yr);", lit(K));
+        exp_k = "yr[k]";
+        exp_kj = "yr[k + j]";
+    }
+    row_fold(&mx, C, L, K, "mx", "m", "-INFINITY", "fmax_nan(%s, %s)",
+             load_elem(t, "xr[k + j]"), load_elem(t, "xr[k]"), NULL, NULL);
+    row_fold(&sum, C, L, K, "sum", "s", "0", "%s + %s", exp_kj, exp_k,
+             keep_e && !vexp ? "yr[k + j]" : NULL, keep_e && !vexp ? "yr[k]" : NULL);
+    if (logsm)
+        buf_line(&sum, 2, "sum = log%s(sum);", S);
+    return kernel(e, n, "reduce_softmax_rows", "OP", n->op, "DOC", doc, "TX", dtype_ctype(t),
+                  "TY", dtype_ctype(t), "C", C, "A", lit(A), "K", lit(K),
+                  "LANES_NOTE", lanes_note(L),
+                  "DECL", L > 1 ? strf("    int j, w;\n    %s m[%d], s[%d];\n", C, L, L) : "",
+                  "MAX", mx.p, "SUM", sum.p, "OUT", out, NULL);
+}
+
+/* Softmax or LogSoftmax along an axis with inner stride B (templates/reduce_softmax_cols.c).
+ * Float: x - max parked in y, exponentiated in place: the whole [K][B] slab at once when one
+ * chunk covers B, else row k's nb columns. */
+static const char *softmax_cols(Emit *e, Node *n, const char *doc, int64_t A, int64_t K,
+                                int64_t B)
+{
+    DType t = n->in[0]->dt;
+    int logsm = !strcmp(n->op, "LogSoftmax"), vexp = t == DT_FLOAT;
+    int keep_e = !logsm && !dtype_is_half(t);
+    const char *C = dtype_ctype(calc_type(t)), *S = libm_sfx(calc_type(t));
+    const char *ld = load_elem(t, strf("xa[k * %s + b0 + j]", lit(B)));
+    const char *yk = strf("ya[k * %s + b0 + j]", lit(B));
+    const char *out = logsm ? store_elem(t, strf("%s - m[j] - s[j]", ld))
+                      : keep_e ? strf("%s / s[j]", yk)
+                               : store_elem(t, strf("exp%s(%s - m[j]) / s[j]", S, ld));
+    Buf pre = {0};
+    if (vexp) {
+        buf_line(&pre, 3, "for (k = 0; k < %s; k++)", lit(K));
+        buf_line(&pre, 4, "for (j = 0; j < nb; j++)");
+        buf_line(&pre, 5, "%s = %s - m[j];", yk, ld);
+        if (chunk_of(B) >= B) {
+            buf_line(&pre, 3, "mlbc_vexp_f32(%s, ya, ya);", lit(K * B));
+        } else {
+            buf_line(&pre, 3, "for (k = 0; k < %s; k++)", lit(K));
+            buf_line(&pre, 4, "mlbc_vexp_f32(nb, ya + k * %s + b0, ya + k * %s + b0);",
+                     lit(B), lit(B));
+        }
+    }
+    return kernel(e, n, "reduce_softmax_cols", "OP", n->op, "DOC", doc, "TX", dtype_ctype(t),
+                  "TY", dtype_ctype(t), "C", C, "A", lit(A), "K", lit(K), "B", lit(B),
+                  "KB", lit(K * B), "CH", lit(chunk_of(B)), "LOAD", ld,
+                  "PRE", pre.p ? pre.p : "",
+                  "EXP", vexp ? yk : strf("exp%s(%s - m[j])", S, ld),
+                  "STOREE", keep_e && !vexp ? strf("                    %s = e;\n", yk) : "",
+                  "FINISH", logsm ? strf("log%s(s[j])", S) : "s[j]", "OUT", out, NULL);
+}
+
 static void softmax_emit(Emit *e, Node *n)
 {
     Value *x = n->in[0], *y = n->out[0];
@@ -788,93 +912,14 @@ static void softmax_emit(Emit *e, Node *n)
         return;
     int64_t A, K, B;
     softmax_view(n, &A, &K, &B);
-    int logsm = !strcmp(n->op, "LogSoftmax");
-    DType t = x->dt;
-    const char *C = dtype_ctype(calc_type(t)), *S = libm_sfx(calc_type(t));
-    int keep_e = !logsm && !dtype_is_half(t); /* exp values parked in y, then scaled */
-    /* float: x - max is parked in y and exponentiated there by mlbc_vexp_f32 (templates/
-     * vmath_exp.c: vectorised, the same bits on every path), whose results the sums read */
-    int vexp = t == DT_FLOAT;
     const char *doc = strf("%s over %s of %s%s (viewed as [%lld][%lld][%lld])", n->op,
-                           n->opset < 13 ? "the coerced 2-D rows" : "one axis", dtype_name(t),
-                           shape_str(x), (long long)A, (long long)K, (long long)B);
-    const char *fn;
-    if (B == 1) {
-        int L = K >= 32 ? (strcmp(C, "float") ? 4 : 8) : K >= 8 ? 4 : 1;
-        const char *exp_k = strf("exp%s(%s - mx)", S, load_elem(t, "xr[k]"));
-        const char *out = logsm ? store_elem(t, strf("%s - mx - sum", load_elem(t, "xr[k]")))
-                          : keep_e ? "yr[k] / sum"
-                                   : store_elem(t, strf("%s / sum", exp_k));
-        const char *exp_kj = strf("exp%s(%s - mx)", S, load_elem(t, "xr[k + j]"));
-        Buf mx = {0}, sum = {0};
-        if (vexp) {
-            /* x - mx into the row of y, exp in place (vectorised), then the sum reads y */
-            buf_line(&sum, 2, "for (k = 0; k < %s; k++)", lit(K));
-            buf_line(&sum, 3, "yr[k] = xr[k] - mx;");
-            buf_line(&sum, 2, "mlbc_vexp_f32(%s, yr, yr);", lit(K));
-            exp_k = "yr[k]";
-            exp_kj = "yr[k + j]";
-        }
-        if (L > 1) {
-            lane_sum(&mx, 2, C, L, K, "m", "-INFINITY", "fmax_nan(%s, %s)",
-                     load_elem(t, "xr[k + j]"), load_elem(t, "xr[k]"), NULL, NULL);
-            buf_line(&mx, 2, "mx = m[0];");
-            lane_sum(&sum, 2, C, L, K, "s", "0", "%s + %s", exp_kj, exp_k,
-                     keep_e && !vexp ? "yr[k + j]" : NULL, keep_e && !vexp ? "yr[k]" : NULL);
-        } else {
-            buf_line(&mx, 2, "mx = -INFINITY;");
-            buf_line(&mx, 2, "for (k = 0; k < %s; k++)", lit(K));
-            buf_line(&mx, 3, "mx = fmax_nan(mx, %s);", load_elem(t, "xr[k]"));
-            buf_line(&sum, 2, "sum = 0;");
-            buf_line(&sum, 2, "for (k = 0; k < %s; k++) {", lit(K));
-            buf_line(&sum, 3, "const %s e = %s;", C, exp_k);
-            if (keep_e && !vexp)
-                buf_line(&sum, 3, "yr[k] = e;");
-            buf_line(&sum, 3, "sum += e;");
-            buf_line(&sum, 2, "}");
-        }
-        if (L > 1)
-            buf_line(&sum, 2, "sum = s[0];");
-        if (logsm)
-            buf_line(&sum, 2, "sum = log%s(sum);", S);
-        fn = kernel(e, n, "reduce_softmax_rows", "OP", n->op, "DOC", doc, "TX",
-                    dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "A", lit(A), "K", lit(K),
-                    "LANES_NOTE", L > 1 ? strf("Max and sum use %d interleaved lanes (element "
-                        "k in lane k mod %d, the tail in lane 0) folded by halving (lane j "
-                        "absorbs lane j + w, w = %d, ..., 1): a fixed order, so results are "
-                        "deterministic.", L, L, L / 2)
-                        : "Max and sum run over k in order, so results are deterministic.",
-                    "DECL", L > 1 ? strf("    int j, w;\n    %s m[%d], s[%d];\n", C, L, L) : "",
-                    "MAX", mx.p, "SUM", sum.p, "OUT", out, NULL);
-    } else {
-        const char *ld = load_elem(t, strf("xa[k * %s + b0 + j]", lit(B)));
-        const char *yk = strf("ya[k * %s + b0 + j]", lit(B));
-        const char *out = logsm ? store_elem(t, strf("%s - m[j] - s[j]", ld))
-                          : keep_e ? strf("%s / s[j]", yk)
-                                   : store_elem(t, strf("exp%s(%s - m[j]) / s[j]", S, ld));
-        Buf pre = {0};
-        if (vexp) {
-            /* x - max parked in y, exponentiated in place: the whole [K][B] slab at once
-             * when one chunk covers B, else row k's nb columns */
-            buf_line(&pre, 3, "for (k = 0; k < %s; k++)", lit(K));
-            buf_line(&pre, 4, "for (j = 0; j < nb; j++)");
-            buf_line(&pre, 5, "%s = %s - m[j];", yk, ld);
-            if (chunk_of(B) >= B)
-                buf_line(&pre, 3, "mlbc_vexp_f32(%s, ya, ya);", lit(K * B));
-            else {
-                buf_line(&pre, 3, "for (k = 0; k < %s; k++)", lit(K));
-                buf_line(&pre, 4, "mlbc_vexp_f32(nb, ya + k * %s + b0, ya + k * %s + b0);",
-                         lit(B), lit(B));
-            }
-        }
-        fn = kernel(e, n, "reduce_softmax_cols", "OP", n->op, "DOC", doc, "TX",
-                    dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "A", lit(A),
-                    "K", lit(K), "B", lit(B), "KB", lit(K * B), "CH", lit(chunk_of(B)),
-                    "LOAD", ld, "PRE", pre.p ? pre.p : "",
-                    "EXP", vexp ? yk : strf("exp%s(%s - m[j])", S, ld),
-                    "STOREE", keep_e && !vexp ? strf("                    %s = e;\n", yk) : "",
-                    "FINISH", logsm ? strf("log%s(s[j])", S) : "s[j]", "OUT", out, NULL);
-    }
+                           n->opset < 13 ? "the coerced 2-D rows" : "one axis",
+                           dtype_name(x->dt), shape_str(x), (long long)A, (long long)K,
+                           (long long)B);
+    const char *fn = B > 1 ? softmax_cols(e, n, doc, A, K, B)
+                     : x->dt == DT_FLOAT && K < 32 && A > 1 && !strcmp(n->op, "Softmax")
+                         ? softmax_rows_f32(e, n, doc, A, K)
+                         : softmax_rows(e, n, doc, A, K);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }
 
