@@ -346,7 +346,7 @@ void cond_and(Buf *b, const char *term); /* append a condition to b, joined with
 /* C expression for the buffer of v, typed as a pointer to its element type. */
 const char *ref(Emit *e, const Value *v);
 /* C expression for node n's workspace (Node.ws_bytes), a float pointer into the arena. */
-const char *workspace_ref(const Node *n);
+const char *workspace_ref(Emit *e, const Node *n);
 /* Instantiate template TMPL (a file of templates/) with ${KEY} substitutions given as
  * NULL-terminated key, value pairs; ${FN} is the function's name. Identical instances share
  * one function. Returns the function name. */

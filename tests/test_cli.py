@@ -140,6 +140,59 @@ def check_bucketize(mlbc, work):
             check(False, "Bucketize fusion of ReduceSum(Cast(%s)) is exact" % op, e)
 
 
+# Nodes whose second or later outputs nothing reads (bug: "internal: 'r19' has no buffer",
+# Caffe2-era Dropout masks): each compiles, and its used output is right.
+UNUSED_OUTPUTS = [  # (op, opset, attributes, outputs, used output's expected value of X)
+    ("Dropout", 7, {}, ["y", "mask"], lambda x: x),
+    ("Dropout", 13, {}, ["y", "mask"], lambda x: x),
+    ("Split", 13, {"axis": 1}, ["y", "s1"], lambda x: x[:, :2]),
+    ("TopK", 13, {"axis": 1}, ["y", "idx"], lambda x: -np.sort(-x, axis=1)[:, :2]),
+    ("LayerNormalization", 17, {"axis": -1}, ["y", "mean", "isd"],
+     lambda x: (x - x.mean(1, keepdims=True)) / np.sqrt(x.var(1, keepdims=True) + 1e-5)),
+    ("MaxPool", 13, {"kernel_shape": [2]}, ["y", "ind"], lambda x: np.maximum(x[:, :-1], x[:, 1:])),
+    ("BatchNormalization", 7, {}, ["y", "mean", "var", "saved_mean", "saved_var"],
+     lambda x: x / np.sqrt(1 + 1e-5)),
+]
+
+
+def check_unused_outputs(mlbc, work):
+    x = np.array([[0.5, -1.25, 3.0, 2.0], [-4.0, 1.5, 0.25, -0.5]], np.float32)
+    for op, opset, attrs, outs, want in UNUSED_OUTPUTS:
+        name = "%s opset %d with unused outputs %s" % (op, opset, ", ".join(outs[1:]))
+        xin, extra, inits = "x", [], []
+        if op == "TopK":
+            inits.append(onnx.numpy_helper.from_array(np.array([2], np.int64), "k"))
+            extra = ["k"]
+        if op == "LayerNormalization":
+            inits += [onnx.numpy_helper.from_array(np.ones(4, np.float32), "s")]
+            extra = ["s"]
+        if op == "MaxPool":
+            xin = "x3"
+        if op == "BatchNormalization":  # Caffe2-era: all five outputs listed, only Y read
+            for nm, val in (("s", 1), ("b", 0), ("m", 0), ("v", 1)):
+                inits.append(onnx.numpy_helper.from_array(np.full(4, val, np.float32), nm))
+            extra = ["s", "b", "m", "v"]
+        nodes = [helper.make_node(op, [xin] + extra, outs, **attrs)]
+        if op == "MaxPool":  # [2,4] -> [2,1,4] -> pool -> [2,1,3] -> [2,3]
+            nodes.insert(0, helper.make_node("Unsqueeze", ["x", "ax"], ["x3"]))
+            nodes[-1].output[0] = "y3"
+            nodes.append(helper.make_node("Squeeze", ["y3", "ax"], ["y"]))
+            inits.append(onnx.numpy_helper.from_array(np.array([1], np.int64), "ax"))
+        y = want(x.astype(np.float64)).astype(np.float32)
+        g = helper.make_graph(nodes, "unused", [helper.make_tensor_value_info("x", T.FLOAT, [2, 4])],
+                              [helper.make_tensor_value_info("y", T.FLOAT, list(y.shape))], inits)
+        tag = "unused_%s_%d" % (op, opset)
+        path = os.path.join(work, tag + ".onnx")
+        onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)]), path)
+        try:
+            exe = mlbctest.compile_model(mlbc, path, os.path.join(work, tag))
+            got = mlbctest.execute(exe, os.path.join(work, tag), [x], [1], [(1, y.shape)])[0]
+            mlbctest.compare("y", got, y)
+            check(True, name)
+        except mlbctest.Failure as e:
+            check(False, name, e)
+
+
 def ulp_distance(a, b):
     """Units in the last place between float32 arrays (signed-magnitude bits made ordered)."""
     ia, ib = (np.where(v.view(np.int32) < 0, np.int64(-2**31) - v.view(np.int32),
@@ -273,6 +326,7 @@ def main():
     check(same, "--emit-onnx keeps an absent name absent (byte-identical)", r.stderr)
 
     check_bucketize(mlbc, work)
+    check_unused_outputs(mlbc, work)
 
     tanh_accuracy(mlbc, work)
     print("%d passed, %d failed" % (passed, failed))

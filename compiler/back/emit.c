@@ -27,6 +27,8 @@ struct Emit {
     const char **helpers;
     int nhelpers, caphelpers;
     char *weight_done;  /* per value id: array already emitted */
+    char *temp_used;    /* per value id: its scratch pointer appears in the code */
+    int uses_scratch;   /* the code reads or writes the scratch arena */
     int nchecks;
 };
 
@@ -117,13 +119,16 @@ const char *ref(Emit *e, const Value *v)
         return strf("ctx->res%d", v->result_index);
     if (v->offset < 0)
         die("internal: '%s' has no buffer", v->name);
+    e->temp_used[v->id] = 1;
+    e->uses_scratch = 1;
     return temp_name(v);
 }
 
-const char *workspace_ref(const Node *n)
+const char *workspace_ref(Emit *e, const Node *n)
 {
     if (!n->ws_bytes)
         die("internal: node '%s' (%s) has no workspace", n->name, n->op);
+    e->uses_scratch = 1;
     return strf("(float *)(scratch + %lld)", (long long)n->ws_offset);
 }
 
@@ -506,7 +511,7 @@ static void declare_temps(Emit *e, Buf *c)
     Graph *g = e->g;
     for (int i = 0; i < g->nvalues; i++) {
         Value *v = g->values[i];
-        if (v->offset < 0)
+        if (v->offset < 0 || !e->temp_used[v->id])
             continue;
         buf_printf(c, "    %s *const %s = (%s *)(scratch + %lld); /* %s */\n", dtype_ctype(v->dt),
                    temp_name(v), dtype_ctype(v->dt), (long long)v->offset,
@@ -537,6 +542,7 @@ void emit_model(Model *m, const Options *o, int64_t scratch, Buf *c, Buf *h, con
     Graph *g = m->g;
     Emit e = {.opt = o, .g = g};
     e.weight_done = xalloc((size_t)g->nvalues + 1);
+    e.temp_used = xalloc((size_t)g->nvalues + 1);
     const char *N = o->name;
 
     for (int i = 0; i < g->nnodes; i++) {
@@ -574,7 +580,7 @@ void emit_model(Model *m, const Options *o, int64_t scratch, Buf *c, Buf *h, con
     buf_printf(c, "int %s_run(%s_ctx *ctx)\n{\n", N, N);
     if (!e.body.p || !strstr(e.body.p, "ctx->"))
         buf_puts(c, "    (void)ctx; /* everything was computed at compile time */\n");
-    if (scratch)
+    if (e.uses_scratch)
         buf_puts(c, "    unsigned char *const scratch = (unsigned char *)ctx->scratch;\n");
     declare_temps(&e, c);
     buf_puts(c, "\n");

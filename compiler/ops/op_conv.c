@@ -707,7 +707,7 @@ static void gemm_operands(Emit *e, const ConvK *c, const GemmPlan *p, Buf *param
     buf_puts(args, ref(e, c->Y));
     if (p->pad_floats + p->buf_floats) {
         buf_puts(params, ", float *restrict ws");
-        buf_printf(args, ", %s", workspace_ref(c->n));
+        buf_printf(args, ", %s", workspace_ref(e, c->n));
     }
 }
 

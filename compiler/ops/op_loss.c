@@ -27,8 +27,9 @@ static int reduction(Node *n)
 /* Positions per sample: d1*...*dk (1 for [N, C] scores). */
 static int64_t positions(const Value *x) { return numel_dims(x->rank - 2, x->dim + 2); }
 
-/* A value that gets a buffer: a graph result or an intermediate that is used. */
-static int live(const Value *v) { return v && (v->result_index >= 0 || v->offset >= 0); }
+/* A value something reads: a graph result or a used intermediate (an unread output has
+ * bytes in plan.c's sink, but is not computed). */
+static int live(const Value *v) { return v && (v->result_index >= 0 || v->nuse > 0); }
 
 static void loss_infer(Node *n)
 {

@@ -409,22 +409,31 @@ static void bn_infer(Node *n)
     }
     need_same_type(n, n->in[1], n->in[2]);
     need_same_type(n, n->in[3], n->in[4]);
-    int outs = 0;
-    for (int i = 1; i < n->nout; i++)
-        outs += n->out[i] != NULL;
-    if (outs && !bn_training(n))
-        node_die(n, "outputs beyond Y are only defined in training mode%s",
-                 n->opset < 14 ? " (not supported before opset 14)" : "");
-    if (n->nout > 3 && (n->out[3] || (n->nout > 4 && n->out[4])))
-        node_die(n, "saved_mean/saved_var outputs are not supported");
     copy_shape(n, 0, x, DT_UNDEF);
-    set_output(n, 1, n->in[3]->dt, 1, &C);
-    set_output(n, 2, n->in[3]->dt, 1, &C);
+    for (int i = 1; i < 5; i++)     /* listed by some exporters, read by nothing (bn_emit) */
+        set_output(n, i, n->in[3]->dt, 1, &C);
+}
+
+/* Outputs beyond Y that something reads: the running mean and variance in training mode
+ * only; never the saved ones. Caffe2-era graphs list all five, unread. */
+static void bn_check_outputs(Node *n)
+{
+    for (int i = 1; i < n->nout; i++) {
+        const Value *v = n->out[i];
+        if (!v || (v->nuse == 0 && v->result_index < 0))
+            continue;
+        if (i >= 3)
+            node_die(n, "saved_mean/saved_var outputs are not supported");
+        if (!bn_training(n))
+            node_die(n, "outputs beyond Y are only defined in training mode%s",
+                     n->opset < 14 ? " (not supported before opset 14)" : "");
+    }
 }
 
 static void bn_emit(Emit *e, Node *n)
 {
     Value *x = n->in[0], *y = n->out[0];
+    bn_check_outputs(n);
     if (!numel(x))
         return;
     int64_t N = x->dim[0], C = x->dim[1], S = numel_dims(x->rank - 2, x->dim + 2);
@@ -450,7 +459,10 @@ static void bn_emit(Emit *e, Node *n)
         return;
     }
     double mom = attr_float(n, "momentum", 0.9);
-    Value *rm = n->nout > 1 ? n->out[1] : NULL, *rv = n->nout > 2 ? n->out[2] : NULL;
+    Value *rm = n->nout > 1 && n->out[1] && (n->out[1]->nuse || n->out[1]->result_index >= 0)
+                ? n->out[1] : NULL;
+    Value *rv = n->nout > 2 && n->out[2] && (n->out[2]->nuse || n->out[2]->result_index >= 0)
+                ? n->out[2] : NULL;
     Buf running = {0};
     if (rm)
         buf_printf(&running, "        run_mean[c] = %s;\n",

@@ -204,7 +204,7 @@ static void pool_setup(Node *n, PoolK *k)
 {
     memset(k, 0, sizeof *k);
     k->n = n;
-    /* The indices only where present and used (an unused output has no buffer). */
+    /* The indices only where present and used (an unused output is not computed). */
     if (n->nout > 1 && n->out[1] && (n->out[1]->nuse > 0 || n->out[1]->result_index >= 0))
         k->ind = n->out[1];
     k->kind = pool_kind(n);

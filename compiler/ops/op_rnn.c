@@ -41,7 +41,7 @@ static int gates_of(const Node *n)
     return !strcmp(n->op, "LSTM") ? 4 : !strcmp(n->op, "GRU") ? 3 : 1;
 }
 
-/* An output that is present and used (an unused one has no buffer). */
+/* An output that is present and used (an unused one is not computed). */
 static Value *live_out(Node *n, int i)
 {
     Value *v = i < n->nout ? n->out[i] : NULL;

@@ -12,6 +12,10 @@
  * shared buffer then lives until the last use of any value in it. A graph result keeps its
  * own buffer (the caller reads it there).
  *
+ * An output that nothing reads (Dropout's mask, TopK's indices, LayerNormalization's mean)
+ * still gets bytes, as its kernel may write it: a sink at the end of the arena, where each
+ * node's unread outputs lie side by side while it runs, the same bytes for every node.
+ *
  * A kernel's workspace (Node.ws_bytes: a padded copy, a column buffer) is a block of the
  * same arena that lives during its node only, so it reuses bytes the node's neighbours free
  * instead of growing the caller's stack.
@@ -114,6 +118,29 @@ static int collect_blocks(Graph *g, Block *bl)
     return n;
 }
 
+static int unread(const Value *v)
+{
+    return v && !v->data && v->result_index < 0 && v->nuse == 0 && !v->alias;
+}
+
+/* The sink after the arena's TOTAL bytes; returns the new total. */
+static int64_t place_sink(Graph *g, int64_t total)
+{
+    int64_t sink = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        int64_t off = 0;
+        for (int k = 0; k < n->nout && !n->dead; k++)
+            if (unread(n->out[k])) {
+                n->out[k]->offset = total + off;
+                off += bytes_of(n->out[k]);
+            }
+        if (off > sink)
+            sink = off;
+    }
+    return total + sink;
+}
+
 int64_t plan_memory(Graph *g)
 {
     find_aliases(g);
@@ -126,9 +153,10 @@ int64_t plan_memory(Graph *g)
         *bl[i].offset = place(bl, i, &bl[i]);
         if (*bl[i].offset + bl[i].size > total)
             total = *bl[i].offset + bl[i].size;
-        if (total > MLBC_MAX_TOTAL_BYTES)
-            die("intermediate tensors need more than %lld bytes; refusing to compile",
-                (long long)MLBC_MAX_TOTAL_BYTES);
     }
+    total = place_sink(g, total);
+    if (total > MLBC_MAX_TOTAL_BYTES)
+        die("intermediate tensors need more than %lld bytes; refusing to compile",
+            (long long)MLBC_MAX_TOTAL_BYTES);
     return total;
 }
