@@ -197,6 +197,9 @@ int outer_names(const Onnx__NodeProto *np, const char ***names);
  * returns 0 for any other op. */
 int lower_control(Splice *s, Node *n);
 int op_has(const Node *n, int flag);   /* graph.c: n's op has OP_* FLAG */
+/* graph.c: output I of N if present and read (by a live node or the caller), else NULL; an
+ * unread output may be left uncomputed */
+Value *read_output(const Node *n, int i);
 /* graph.c: a static shape of RANK for V from downstream (see there); 1 if found */
 int declared_downstream(const Value *v, int rank, int64_t *dim);
 
@@ -224,22 +227,25 @@ enum {
 const OpDef *find_op(const char *name); /* ops.c: an ONNX op_type's definition, or NULL */
 /* ops.c: an operator the passes make (op_internal.c): "Check", "Bucketize" */
 const OpDef *find_internal_op(const char *name);
-/* op_conv.c: a float Conv computed by matrix products, whose kernel can apply an activation
- * to each tile of its output (fuse.c); and, in whole output rows, a MaxPool after it */
-int conv_takes_activation(Node *n);
-int conv_takes_maxpool(Node *conv, Node *pool);
-int64_t conv_workspace(Node *n);        /* Node.ws_bytes of a Conv, after a fusion too */
-/* op_pool.c: the vectorised MaxPool row kernel (templates/pool_max_rows.c) for OL outputs of
- * a window of K taps at stride S, NR rows RS floats apart; node n names it */
-const char *maxpool_rows_kernel(Emit *e, Node *n, int64_t ol, int64_t k, int64_t s, int64_t d,
-                                int64_t rs);
-
 /* What a Conv's kernel applies to each tile of its product (its aux, set by fuse.c): the
  * node's output is then that of the last fused node. */
 typedef struct ConvEpilogue {
     const char *act;                    /* "Relu", or NULL */
     int64_t pool_k[2], pool_s[2];       /* a 2-D MaxPool after it (kernel, strides), or 0s */
 } ConvEpilogue;
+
+/* op_conv.c: a float Conv computed by matrix products, whose kernel can apply an activation
+ * to each tile of its output (fuse.c); and, in whole output rows, a MaxPool after it */
+int conv_takes_activation(Node *n);
+int conv_takes_maxpool(Node *conv, Node *pool, ConvEpilogue *ep);
+int64_t conv_workspace(Node *n);        /* Node.ws_bytes of a Conv, after a fusion too */
+/* op_pool.c: a float 2-D MaxPool without pads, dilations, partial windows or read indices:
+ * its kernel K and strides S */
+int maxpool_plain_2d(Node *pool, int64_t *k, int64_t *s);
+/* op_pool.c: the vectorised MaxPool row kernel (templates/pool_max_rows.c) for OL outputs of
+ * a window of K taps at stride S, NR rows RS floats apart; node n names it */
+const char *maxpool_rows_kernel(Emit *e, Node *n, int64_t ol, int64_t k, int64_t s, int64_t d,
+                                int64_t rs);
 
 /* The aux data of the internal operators, made by the passes. */
 typedef struct Guard {                  /* Check (lower.c): in[0][0] CMP K must hold */

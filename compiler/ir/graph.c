@@ -381,6 +381,12 @@ const char *dims_doc(const Value *v) { return strf("%s%s", dtype_name(v->dt), sh
 
 int op_has(const Node *n, int flag) { return n->def && (n->def->flags & flag); }
 
+Value *read_output(const Node *n, int i)
+{
+    Value *v = i < n->nout ? n->out[i] : NULL;
+    return v && (v->nuse > 0 || v->result_index >= 0) ? v : NULL;
+}
+
 static int is_scalar(const Value *x)
 {
     return x && x->rank >= 0 && x->rank <= 1 && numel(x) == 1;

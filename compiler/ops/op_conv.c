@@ -840,39 +840,25 @@ int conv_takes_activation(Node *n)
     return numel(c.Y) > 0 && gemm_eligible(&c);
 }
 
-/* A MaxPool that reads only a 2-D Conv's output (fuse.c has checked that), whose windows do
- * not overlap along H and are inside the rows (no pads, dilations, ceil mode, indices), with
- * a stride along W that its row kernel takes: the Conv's products of whole output rows pool
- * each tile as it is made. */
-int conv_takes_maxpool(Node *conv, Node *pool)
+/* A plain 2-D MaxPool (maxpool_plain_2d) that reads only a Conv's output (fuse.c has checked
+ * that), whose windows do not overlap along H, with a stride along W that its row kernel
+ * takes, after a Conv whose products are of whole output rows: each tile is pooled as it is
+ * made. Fills EP (the Conv's activation, then the pool). */
+int conv_takes_maxpool(Node *conv, Node *pool, ConvEpilogue *ep)
 {
-    int64_t k[4], s[4], v[8];
-    Value *y = pool->out[0];
-    if (!conv_takes_activation(conv) || conv->in[0]->rank != 4 || strcmp(pool->op, "MaxPool") ||
-        *pool->domain || pool->nin != 1 || !y || y->dt != DT_FLOAT ||
-        (pool->nout > 1 && pool->out[1] && (pool->out[1]->nuse || pool->out[1]->result_index >= 0)))
+    int64_t k[2], s[2];
+    if (strcmp(pool->op, "MaxPool") || *pool->domain || !conv_takes_activation(conv) ||
+        conv->in[0]->rank != 4 || !maxpool_plain_2d(pool, k, s) || s[0] != k[0] ||
+        !(s[1] == 1 || (s[1] == 2 && k[1] >= 2)))
         return 0;
-    if (attr_ints(pool, "kernel_shape", k, 4) != 2 || attr_ints(pool, "strides", s, 4) != 2 ||
-        attr_int(pool, "ceil_mode", 0) || strcmp(attr_str(pool, "auto_pad", "NOTSET"), "NOTSET"))
-        return 0;
-    int c = attr_ints(pool, "pads", v, 8);
-    for (int i = 0; i < c; i++)
-        if (v[i])
-            return 0;
-    c = attr_ints(pool, "dilations", v, 8);
-    for (int i = 0; i < c; i++)
-        if (v[i] != 1)
-            return 0;
-    if (k[0] < 1 || s[0] != k[0] || !(s[1] == 1 || (s[1] == 2 && k[1] >= 2)))
-        return 0;
-    ConvEpilogue ep = {.act = conv->aux ? ((ConvEpilogue *)conv->aux)->act : NULL,
-                       .pool_k = {k[0], k[1]}, .pool_s = {s[0], s[1]}};
+    *ep = (ConvEpilogue){.act = conv->aux ? ((ConvEpilogue *)conv->aux)->act : NULL,
+                         .pool_k = {k[0], k[1]}, .pool_s = {s[0], s[1]}};
     ConvK ck;
     GemmPlan p;
     conv_setup(conv, &ck);
-    ck.ep = &ep;
+    ck.ep = ep;
     gemm_plan(&ck, &p);
-    return p.nr > 0 && ck.g.out[0] >= k[0] && ck.g.out[1] >= k[1];
+    return p.nr > 0;
 }
 
 /* The padded input and the columns or output tile of a float Conv's products. */

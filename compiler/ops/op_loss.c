@@ -27,9 +27,6 @@ static int reduction(Node *n)
 /* Positions per sample: d1*...*dk (1 for [N, C] scores). */
 static int64_t positions(const Value *x) { return numel_dims(x->rank - 2, x->dim + 2); }
 
-/* A value something reads: a graph result or a used intermediate (an unread output has
- * bytes in plan.c's sink, but is not computed). */
-static int live(const Value *v) { return v && (v->result_index >= 0 || v->nuse > 0); }
 
 static void loss_infer(Node *n)
 {
@@ -98,7 +95,7 @@ static void loss_emit(Emit *e, Node *n)
 {
     int sce = is_sce(n), red = reduction(n);
     Value *x = n->in[0], *t = n->in[1], *w = input(n, 2), *y = n->out[0];
-    Value *lp = sce && n->nout > 1 && live(n->out[1]) ? n->out[1] : NULL;
+    Value *lp = sce ? read_output(n, 1) : NULL;
     DType dt = x->dt, ct = calc_type(dt);
     const char *CT = dtype_ctype(ct), *ST = store_fn(dt);
     int64_t N = x->dim[0], C = x->dim[1], D = positions(x);

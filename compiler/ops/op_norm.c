@@ -419,8 +419,7 @@ static void bn_infer(Node *n)
 static void bn_check_outputs(Node *n)
 {
     for (int i = 1; i < n->nout; i++) {
-        const Value *v = n->out[i];
-        if (!v || (v->nuse == 0 && v->result_index < 0))
+        if (!read_output(n, i))
             continue;
         if (i >= 3)
             node_die(n, "saved_mean/saved_var outputs are not supported");
@@ -459,10 +458,7 @@ static void bn_emit(Emit *e, Node *n)
         return;
     }
     double mom = attr_float(n, "momentum", 0.9);
-    Value *rm = n->nout > 1 && n->out[1] && (n->out[1]->nuse || n->out[1]->result_index >= 0)
-                ? n->out[1] : NULL;
-    Value *rv = n->nout > 2 && n->out[2] && (n->out[2]->nuse || n->out[2]->result_index >= 0)
-                ? n->out[2] : NULL;
+    Value *rm = read_output(n, 1), *rv = read_output(n, 2);
     Buf running = {0};
     if (rm)
         buf_printf(&running, "        run_mean[c] = %s;\n",

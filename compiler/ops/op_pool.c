@@ -204,9 +204,7 @@ static void pool_setup(Node *n, PoolK *k)
 {
     memset(k, 0, sizeof *k);
     k->n = n;
-    /* The indices only where present and used (an unused output is not computed). */
-    if (n->nout > 1 && n->out[1] && (n->out[1]->nuse > 0 || n->out[1]->result_index >= 0))
-        k->ind = n->out[1];
+    k->ind = read_output(n, 1);        /* the indices only where read */
     k->kind = pool_kind(n);
     pool_geom(n, n->in[0], &k->g);
     int r = k->g.r;
@@ -386,6 +384,22 @@ const char *maxpool_rows_kernel(Emit *e, Node *n, int64_t ol, int64_t k, int64_t
                               "%lld; rows %lld apart", (long long)ol, (long long)k,
                               (long long)s, (long long)d, (long long)rs),
                   "OL", lit(ol), "K", lit(k), "S", lit(s), "D", lit(d), "RS", lit(rs), NULL);
+}
+
+int maxpool_plain_2d(Node *pool, int64_t *k, int64_t *s)
+{
+    PoolK pk;
+    pool_setup(pool, &pk);
+    const PoolGeom *g = &pk.g;
+    if (pk.kind != P_MAX || pk.ind || pk.t != DT_FLOAT || g->r != 2)
+        return 0;
+    for (int a = 0; a < 2; a++) {
+        if (g->PB[a] || g->PE[a] || g->D[a] != 1 || g->O[a] != (g->L[a] - g->K[a]) / g->S[a] + 1)
+            return 0;
+        k[a] = g->K[a];
+        s[a] = g->S[a];
+    }
+    return 1;
 }
 
 /* The output row yr of a max_rows_kernel pool: -inf, then the window's rows, those of the

@@ -41,13 +41,6 @@ static int gates_of(const Node *n)
     return !strcmp(n->op, "LSTM") ? 4 : !strcmp(n->op, "GRU") ? 3 : 1;
 }
 
-/* An output that is present and used (an unused one is not computed). */
-static Value *live_out(Node *n, int i)
-{
-    Value *v = i < n->nout ? n->out[i] : NULL;
-    return v && (v->nuse > 0 || v->result_index >= 0) ? v : NULL;
-}
-
 static void need_dims(Node *n, const Value *v, int rank, const int64_t *dim, const char *what)
 {
     int bad = v->rank != rank;
@@ -329,9 +322,9 @@ static void rnn_gen(Node *n, RnnGen *g)
     g->h0 = input(n, IN_H0);
     g->c0 = G == 4 ? input(n, IN_C0) : NULL;
     g->p = G == 4 ? input(n, IN_P) : NULL;
-    g->y = live_out(n, 0);
-    g->yh = live_out(n, 1);
-    g->yc = G == 4 ? live_out(n, 2) : NULL;
+    g->y = read_output(n, 0);
+    g->yh = read_output(n, 1);
+    g->yc = G == 4 ? read_output(n, 2) : NULL;
     g->clip = attr_float(n, "clip", 0);
     g->lbr = G == 3 && attr_int(n, "linear_before_reset", 0);
     g->input_forget = G == 4 && attr_int(n, "input_forget", 0);

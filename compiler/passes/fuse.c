@@ -196,11 +196,9 @@ static int try_conv_pool(Graph *g, Node *conv)
     if (!is_conv(conv) || (ep && ep->pool_k[0]))
         return 0;
     Node *pool = sole_consumer(g, conv->out[0]);
-    if (!pool || !conv_takes_maxpool(conv, pool))
+    ConvEpilogue all;
+    if (!pool || !conv_takes_maxpool(conv, pool, &all))
         return 0;
-    ConvEpilogue all = {.act = ep ? ep->act : NULL};
-    attr_ints(pool, "kernel_shape", all.pool_k, 2);
-    attr_ints(pool, "strides", all.pool_s, 2);
     absorb_conv(pool, conv, &all);
     return 1;
 }
