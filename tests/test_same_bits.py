@@ -36,7 +36,8 @@ STATIC = ("clang -O2 -march=native -ffp-contract=off", "clang -O2 -march=native 
 FLOAT_FMA = re.compile(r"\bvf(n?m(?:add|sub)|maddsub|msubadd)\w*(ps|ss)\b")
 
 # Node tests: the families policy networks are made of, and the arithmetic around them. The
-# first two tests (in name order) of each prefix.
+# first test (in name order) of each prefix: the kernels' tile cases are covered by the
+# GEMM and Conv sweeps below, so more tests per prefix mostly repeat them (and cost test time).
 NODE_PREFIXES = [
     "gemm", "matmul_", "einsum", "conv_", "basic_conv", "convtranspose", "lstm", "gru", "rnn",
     "softmax_", "logsoftmax", "layer_normalization_3d", "batchnorm", "instancenorm", "lrn",
@@ -54,7 +55,7 @@ def node_sample(datadir):
     tests = sorted(os.path.basename(t) for t in glob.glob(os.path.join(datadir, "node", "test_*")))
     picked = []
     for p in NODE_PREFIXES:
-        picked += [t for t in tests if t.startswith("test_" + p)][:2]
+        picked += [t for t in tests if t.startswith("test_" + p)][:1]
     return [os.path.join(datadir, "node", t, "model.onnx") for t in picked]
 
 
