@@ -127,6 +127,8 @@ struct Node {
     int64_t ws_bytes;                   /* set by infer: scratch the kernel uses while it
                                            runs (a padded copy, columns), 0 if none */
     int64_t ws_offset;                  /* plan.c: where that workspace is in the arena */
+    int once;                           /* plan.c: computed by NAME_init, from constants only
+                                           (an output too large to fold into the binary) */
 };
 
 struct Graph {
@@ -193,9 +195,9 @@ Value *env_find(const Env *e, const char *name);    /* NULL if bound nowhere */
 /* scope.c: the names NP's subgraphs (nested ones too) use without defining them; returns
  * the count. */
 int outer_names(const Onnx__NodeProto *np, const char ***names);
-/* lower.c: an If, Loop or Scan is marked dead and replaced by plain nodes spliced into S;
- * returns 0 for any other op. */
-int lower_control(Splice *s, Node *n);
+/* lower.c: an If, Loop or Scan, or a binary op with legacy broadcasting (opset < 7), is
+ * marked dead and replaced by plain nodes spliced into S; returns 0 for any other node. */
+int lower_node(Splice *s, Node *n);
 int op_has(const Node *n, int flag);   /* graph.c: n's op has OP_* FLAG */
 /* graph.c: output I of N if present and read (by a live node or the caller), else NULL; an
  * unread output may be left uncomputed */

@@ -22,6 +22,7 @@ def programs(build):
         ("bad input (plain and ASan+UBSan builds)", [PY, "tests/test_errors.py"] + b),
         ("text front end cross-check", [PY, "tests/test_text.py"] + b),
         ("example models against their references", [PY, "tests/test_models.py"] + b),
+        ("older exporters' models (opsets 1-6) and splat constants", [PY, "tests/test_legacy.py"] + b),
         ("ONNX backend node suite", [PY, "tests/test_node.py"] + b),
         ("same bits: eight builds of the generated code, outputs bytewise", [PY, "tests/test_same_bits.py"] + b),
         ("generated code on AArch64 (cross gcc + qemu)", [PY, "tests/test_cross.py"] + b),

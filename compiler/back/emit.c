@@ -16,19 +16,26 @@ typedef struct Instance {
     const char *name;
 } Instance;
 
+/* The statements of one function of the context: NAME_run, or NAME_init for the nodes that
+ * plan.c marked `once`. */
+typedef struct Code {
+    Buf body;
+    char *temp_used;    /* per value id: its scratch pointer appears in the code */
+    int uses_scratch;   /* the code reads or writes the scratch arena */
+} Code;
+
 struct Emit {
     const Options *opt;
     Graph *g;
     Buf weights;        /* static const arrays */
     Buf kernels;        /* static functions */
-    Buf body;           /* statements of NAME_run */
+    Code run, init;
+    Code *code;         /* where statements go: &run or &init */
     Instance *inst;
     int ninst, capinst;
     const char **helpers;
     int nhelpers, caphelpers;
     char *weight_done;  /* per value id: array already emitted */
-    char *temp_used;    /* per value id: its scratch pointer appears in the code */
-    int uses_scratch;   /* the code reads or writes the scratch arena */
     int nchecks;
 };
 
@@ -119,8 +126,8 @@ const char *ref(Emit *e, const Value *v)
         return strf("ctx->res%d", v->result_index);
     if (v->offset < 0)
         die("internal: '%s' has no buffer", v->name);
-    e->temp_used[v->id] = 1;
-    e->uses_scratch = 1;
+    e->code->temp_used[v->id] = 1;
+    e->code->uses_scratch = 1;
     return temp_name(v);
 }
 
@@ -128,7 +135,7 @@ const char *workspace_ref(Emit *e, const Node *n)
 {
     if (!n->ws_bytes)
         die("internal: node '%s' (%s) has no workspace", n->name, n->op);
-    e->uses_scratch = 1;
+    e->code->uses_scratch = 1;
     return strf("(float *)(scratch + %lld)", (long long)n->ws_offset);
 }
 
@@ -320,12 +327,14 @@ void stmt(Emit *e, const char *fmt, ...)
         die("out of memory");
     va_end(ap);
     helpers_for(e, s);
-    buf_printf(&e->body, "    %s\n", s);
+    buf_printf(&e->code->body, "    %s\n", s);
     free(s);
 }
 
 void check(Emit *e, const char *cond, const char *why)
 {
+    if (e->code == &e->init)
+        die("internal: a run-time check in a node computed by init");
     e->nchecks++;
     stmt(e, "if (!(%s))", cond);
     stmt(e, "    return 2; /* %s */", why);
@@ -441,12 +450,53 @@ static void emit_desc_tables(Emit *e, const char *N, Buf *c, const char *what, V
     buf_puts(c, "};\n\n");
 }
 
+/* The scratch pointer and the temporaries that CODE uses. */
+static void declare_temps(Emit *e, const Code *code, Buf *c)
+{
+    Graph *g = e->g;
+    if (code->uses_scratch)
+        buf_puts(c, "    unsigned char *const scratch = (unsigned char *)ctx->scratch;\n");
+    for (int i = 0; i < g->nvalues; i++) {
+        Value *v = g->values[i];
+        if (v->offset < 0 || !code->temp_used[v->id])
+            continue;
+        buf_printf(c, "    %s *const %s = (%s *)(scratch + %lld); /* %s */\n", dtype_ctype(v->dt),
+                   temp_name(v), dtype_ctype(v->dt), (long long)v->offset,
+                   safe_comment(tensor_comment(v)));
+    }
+}
+
+/* The body of NAME_run (or NAME_init) with MLBC_FENCE() after each call at its top level (templates/
+ * prologue.c): inlined kernels then pass their results through memory, so clang cannot
+ * fuse a product one kernel stores with an addition in the next. */
+static void put_fenced(Buf *c, const char *body)
+{
+    while (*body) {
+        const char *nl = strchr(body, '\n');
+        size_t len = nl ? (size_t)(nl - body) : strlen(body);
+        buf_put(c, body, len);
+        if (len > 6 && !strncmp(body, "    ", 4) && (isalpha((unsigned char)body[4]) ||
+            body[4] == '_') && strncmp(body + 4, "if ", 3) && strncmp(body + 4, "return", 6) &&
+            !strncmp(body + len - 2, ");", 2))
+            buf_puts(c, " MLBC_FENCE();");
+        buf_puts(c, "\n");
+        body += len + (nl != NULL);
+    }
+}
+
 static void emit_api(Emit *e, const char *N, Buf *c)
 {
     Graph *g = e->g;
     emit_desc_tables(e, N, c, "arg", g->inputs, g->ninputs);
     emit_desc_tables(e, N, c, "res", g->outputs, g->noutputs);
-    buf_printf(c, "void %s_init(%s_ctx *ctx)\n{\n    memset(ctx, 0, sizeof *ctx);\n}\n\n", N, N);
+    buf_printf(c, "void %s_init(%s_ctx *ctx)\n{\n    memset(ctx, 0, sizeof *ctx);\n", N, N);
+    if (e->init.body.p) {
+        buf_puts(c, "    /* values computed from constants only, too large to embed: computed here,\n"
+                    "     * once; their scratch bytes are theirs alone */\n");
+        declare_temps(e, &e->init, c);
+        put_fenced(c, e->init.body.p);
+    }
+    buf_puts(c, "}\n\n");
     buf_printf(c, "void *%s_arg_data(%s_ctx *ctx, int i)\n{\n", N, N);
     if (!g->ninputs)
         buf_puts(c, "    (void)ctx;\n");
@@ -506,52 +556,25 @@ static void copy_results(Emit *e)
     }
 }
 
-static void declare_temps(Emit *e, Buf *c)
-{
-    Graph *g = e->g;
-    for (int i = 0; i < g->nvalues; i++) {
-        Value *v = g->values[i];
-        if (v->offset < 0 || !e->temp_used[v->id])
-            continue;
-        buf_printf(c, "    %s *const %s = (%s *)(scratch + %lld); /* %s */\n", dtype_ctype(v->dt),
-                   temp_name(v), dtype_ctype(v->dt), (long long)v->offset,
-                   safe_comment(tensor_comment(v)));
-    }
-}
-
-/* The body of NAME_run with MLBC_FENCE() after each call at its top level (templates/
- * prologue.c): inlined kernels then pass their results through memory, so clang cannot
- * fuse a product one kernel stores with an addition in the next. */
-static void put_fenced(Buf *c, const char *body)
-{
-    while (*body) {
-        const char *nl = strchr(body, '\n');
-        size_t len = nl ? (size_t)(nl - body) : strlen(body);
-        buf_put(c, body, len);
-        if (len > 6 && !strncmp(body, "    ", 4) && (isalpha((unsigned char)body[4]) ||
-            body[4] == '_') && strncmp(body + 4, "if ", 3) && strncmp(body + 4, "return", 6) &&
-            !strncmp(body + len - 2, ");", 2))
-            buf_puts(c, " MLBC_FENCE();");
-        buf_puts(c, "\n");
-        body += len + (nl != NULL);
-    }
-}
 
 void emit_model(Model *m, const Options *o, int64_t scratch, Buf *c, Buf *h, const char *h_name)
 {
     Graph *g = m->g;
     Emit e = {.opt = o, .g = g};
     e.weight_done = xalloc((size_t)g->nvalues + 1);
-    e.temp_used = xalloc((size_t)g->nvalues + 1);
+    e.run.temp_used = xalloc((size_t)g->nvalues + 1);
+    e.init.temp_used = xalloc((size_t)g->nvalues + 1);
     const char *N = o->name;
 
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         if (n->dead)
             continue;
+        e.code = n->once ? &e.init : &e.run;
         node_comment(&e, n);
         n->def->emit(&e, n);
     }
+    e.code = &e.run;
     copy_results(&e);
 
     char *guard = strf("%s_H", N);
@@ -578,14 +601,12 @@ void emit_model(Model *m, const Options *o, int64_t scratch, Buf *c, Buf *h, con
     if (e.kernels.p)
         buf_puts(c, e.kernels.p);
     buf_printf(c, "int %s_run(%s_ctx *ctx)\n{\n", N, N);
-    if (!e.body.p || !strstr(e.body.p, "ctx->"))
+    if (!e.run.body.p || !strstr(e.run.body.p, "ctx->"))
         buf_puts(c, "    (void)ctx; /* everything was computed at compile time */\n");
-    if (e.uses_scratch)
-        buf_puts(c, "    unsigned char *const scratch = (unsigned char *)ctx->scratch;\n");
-    declare_temps(&e, c);
+    declare_temps(&e, &e.run, c);
     buf_puts(c, "\n");
-    if (e.body.p)
-        put_fenced(c, e.body.p);
+    if (e.run.body.p)
+        put_fenced(c, e.run.body.p);
     buf_puts(c, "    return 0;\n}\n\n");
     emit_api(&e, N, c);
 }

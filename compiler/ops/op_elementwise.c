@@ -8,6 +8,7 @@
  * libm suffix of the computation type ("f" for float, "" for double).
  */
 #include <math.h>
+#include <ctype.h>
 #include <string.h>
 
 #include "mlbc.h"
@@ -276,6 +277,24 @@ static void check_operand_type(Node *n, const Elem *el, const Value *v)
                  dtype_name(v->dt));
 }
 
+/* Cast's target: a TensorProto type number, or before opset 6 the type's name ("FLOAT"). */
+static DType cast_to(Node *n)
+{
+    Onnx__AttributeProto *a = attr(n, "to");
+    DType t = (DType)attr_int(n, "to", 0);
+    if (a && a->type == ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__STRING) {
+        char *name = (char *)attr_str(n, "to", "");
+        for (char *c = name; *c; c++)
+            *c = (char)tolower((unsigned char)*c);
+        t = dtype_from_name(name);
+        if (!t)
+            node_die(n, "cannot cast to element type '%s'", attr_str(n, "to", ""));
+    }
+    if (t <= 0 || t >= DT_COUNT || !dtype_size(t))
+        node_die(n, "cannot cast to element type %s", dtype_name(t));
+    return t;
+}
+
 static void elem_infer(Node *n)
 {
     const Elem *el = find_elem(n);
@@ -304,9 +323,7 @@ static void elem_infer(Node *n)
     case WHERE: t = n->in[1]->dt; break;
     case CAST_LIKE: t = n->in[1]->dt; break;
     case CAST:
-        t = (DType)attr_int(n, "to", 0);
-        if (t <= 0 || t >= DT_COUNT || !dtype_size(t))
-            node_die(n, "cannot cast to element type %s", dtype_name(t));
+        t = cast_to(n);
         break;
     default: break;
     }

@@ -95,7 +95,7 @@ void splice_node(Splice *s, Node *n)
 {
     if (!n->def)
         bind_op(n);
-    if (lower_control(s, n))
+    if (lower_node(s, n))
         return;
     infer_fold(n);
     s->nodes = xgrow(s->nodes, s->nnodes, &s->cap, sizeof(Node *));
@@ -126,7 +126,7 @@ void infer_graph(Graph *g)
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         Splice s = {.g = g};
-        if (!lower_control(&s, n)) {
+        if (!lower_node(&s, n)) {
             infer_fold(n);
             continue;
         }

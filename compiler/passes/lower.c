@@ -1,4 +1,5 @@
-/* lower.c - control flow (If, Loop, Scan) lowered to plain nodes during inference.
+/* lower.c - control flow (If, Loop, Scan) and legacy broadcasting lowered to plain nodes
+ * during inference.
  *
  * Generated code has fixed shapes and allocates nothing, so control flow is resolved at
  * compile time. When the inference sweep reaches a control-flow node (its inputs inferred,
@@ -12,6 +13,9 @@
  * number is a constant, which makes bodies that index with it static. What the unrolling
  * assumes of run-time values (a Loop's trip count and initial condition) is checked at run
  * time: run() returns 2 otherwise.
+ *
+ * Legacy broadcasting (opset < 7: broadcast=1 with an axis, PRelu's per-channel slope)
+ * becomes the opset-7 op on B unsqueezed to line up at that axis.
  *
  * Names: a subgraph sees the names of the graphs around it (ONNX scoping, through Env,
  * scope.c).
@@ -566,13 +570,63 @@ static void lower_loop(Splice *s, Node *n)
     }
 }
 
+/* ---- legacy broadcasting (opset < 7) ---- */
+
+/* Before opset 7 a binary op broadcast B onto A only with the attribute broadcast=1: B's
+ * dimensions are A's from `axis` on (suffix matching when absent), or B has one element. And
+ * PRelu's slope of C values was per channel (axis 1 of X). The opset-7 op gives the same
+ * result once B has 1-dimensions after its own up to A's rank: numpy broadcasting then
+ * aligns it at `axis`. Returns the axis, or -1 where numpy broadcasting already agrees. */
+static int legacy_axis(Node *n)
+{
+    static const char *const binary[] = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor",
+                                         "Equal", "Greater", "Less"};
+    if (n->opset >= 7 || *n->domain || n->nin != 2 || !n->in[0] || !n->in[1])
+        return -1;
+    const Value *a = n->in[0], *b = n->in[1];
+    if (!strcmp(n->op, "PRelu"))
+        return a->rank > 2 && b->rank == 1 && b->dim[0] == a->dim[1] && b->dim[0] != 1 ? 1 : -1;
+    int legacy = 0;
+    for (size_t i = 0; i < sizeof binary / sizeof binary[0]; i++)
+        legacy |= !strcmp(n->op, binary[i]);
+    if (!legacy || !attr_int(n, "broadcast", 0) || numel(b) == 1 || !attr(n, "axis"))
+        return -1;
+    int64_t axis = attr_int(n, "axis", 0);
+    if (axis < 0 || axis + b->rank > a->rank)
+        node_die(n, "axis %lld does not place B %s within A %s (broadcast=1, opset %d)",
+                 (long long)axis, shape_str(b), shape_str(a), n->opset);
+    for (int i = 0; i < b->rank; i++)
+        if (b->dim[i] != a->dim[axis + i])
+            node_die(n, "B %s does not match A %s from axis %lld (broadcast=1, opset %d)",
+                     shape_str(b), shape_str(a), (long long)axis, n->opset);
+    return axis + b->rank == a->rank ? -1 : (int)axis;
+}
+
+/* N as its opset-7 form: B unsqueezed to end at A's last axis, then the op itself. */
+static void lower_legacy(Splice *s, Node *n, int axis)
+{
+    Value *b = n->in[1];
+    Value *axes = constant(s, n, DT_INT64, n->in[0]->rank - axis - b->rank, 0);
+    for (int64_t i = 0; i < numel(axes); i++)
+        value_set_i(axes, i, b->rank + i);
+    Value *unsqueeze[2] = {b, axes};
+    Value *in[2] = {n->in[0], plain(s, n, "Unsqueeze", unsqueeze, 2, NULL, 0, NULL)};
+    plain(s, n, n->op, in, 2, NULL, 0, n->out[0]);
+}
+
 static const struct {
     const char *op;
     void (*lower)(Splice *s, Node *n);
 } lowerings[] = {{"If", lower_if}, {"Loop", lower_loop}, {"Scan", lower_scan}};
 
-int lower_control(Splice *s, Node *n)
+int lower_node(Splice *s, Node *n)
 {
+    int axis = legacy_axis(n);
+    if (axis >= 0) {
+        n->dead = 1;
+        lower_legacy(s, n, axis);
+        return 1;
+    }
     for (size_t i = 0; i < sizeof lowerings / sizeof lowerings[0]; i++)
         if (!strcmp(n->op, lowerings[i].op)) {
             n->dead = 1;  /* what the lowering splices replaces it */
@@ -582,7 +636,7 @@ int lower_control(Splice *s, Node *n)
     return 0;
 }
 
-/* Supported ops without rules of their own: inference lowers them (lower_control). */
+/* Supported ops without rules of their own: inference lowers them (lower_node). */
 const OpDef ops_control[] = {
     {"If", NULL, NULL, NULL, NULL, 0},
     {"Loop", NULL, NULL, NULL, NULL, 0},

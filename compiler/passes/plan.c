@@ -16,6 +16,10 @@
  * still gets bytes, as its kernel may write it: a sink at the end of the arena, where each
  * node's unread outputs lie side by side while it runs, the same bytes for every node.
  *
+ * A node computed from constants only whose output was too large to fold into the binary
+ * (a ConstantOfShape or Expand splat, a Tile of a weight) runs once, in NAME_init: its
+ * outputs live across runs, so their bytes are never shared.
+ *
  * A kernel's workspace (Node.ws_bytes: a padded copy, a column buffer) is a block of the
  * same arena that lives during its node only, so it reuses bytes the node's neighbours free
  * instead of growing the caller's stack.
@@ -42,6 +46,26 @@ static void find_aliases(Graph *g)
         if (n->dead || !op_has(n, OP_VIEW) || y->data || x->data || y->result_index >= 0)
             continue;
         y->alias = x->alias ? x->alias : x;
+    }
+}
+
+static int from_constants(const Value *v)
+{
+    return v->data || (v->producer && v->producer->once);
+}
+
+/* Nodes of constant inputs that infer could not fold (their output is too large to embed):
+ * run once by NAME_init instead of on every run. Not graph results, nor run-time checks. */
+static void mark_once(Graph *g)
+{
+    for (int i = 0; i < g->nnodes; i++) {
+        Node *n = g->nodes[i];
+        int once = !n->dead && !n->keep && n->nin > 0;
+        for (int k = 0; k < n->nin && once; k++)
+            once = !n->in[k] || from_constants(n->in[k]);
+        for (int k = 0; k < n->nout && once; k++)
+            once = !n->out[k] || n->out[k]->result_index < 0;
+        n->once = once;
     }
 }
 
@@ -79,6 +103,14 @@ static void lifetimes(Graph *g)
         Value *v = g->values[i];
         if (v->alias && v->alias->last < v->last)
             v->alias->last = v->last;
+    }
+    for (int i = 0; i < g->nvalues; i++) {     /* what init computes lives across runs */
+        Value *v = g->values[i];
+        if (v->producer && v->producer->once) {
+            Value *b = v->alias ? v->alias : v;
+            b->first = 0;
+            b->last = g->nnodes;
+        }
     }
 }
 
@@ -143,6 +175,7 @@ static int64_t place_sink(Graph *g, int64_t total)
 
 int64_t plan_memory(Graph *g)
 {
+    mark_once(g);
     find_aliases(g);
     lifetimes(g);
     Block *bl = xalloc(sizeof(Block) * (g->nvalues + g->nnodes + 1));
