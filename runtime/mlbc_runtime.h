@@ -10,9 +10,11 @@
  *     bool inline_it = a ? *a != 0 : default_decision;        // NULL: use the fallback
  *
  * Implementations behind the interface: the release runner (a model compiled by mlbc and
- * linked in), the shared-object runner (the same, loaded with dlopen), and the pipe runner
- * (development mode: a separate training process over two named pipes, byte-compatible with
- * LLVM 19's InteractiveModelRunner, or the ML-Compiler-Bridge framings).
+ * linked in), the shared-object runner (the same, loaded with dlopen), the ONNX runner (the
+ * shared-object runner over a .onnx path, compiled at run time into a cache), and the pipe
+ * runner (development mode: a separate training process over two named pipes,
+ * byte-compatible with LLVM 19's InteractiveModelRunner, or the ML-Compiler-Bridge framings).
+ * The environment loop drives several runners as agents, by index or by label.
  *
  * Contracts common to all runners:
  *  - mlbc_runner_input(r, i) returns the same buffer for the runner's lifetime; evaluate
