@@ -312,6 +312,7 @@ typedef struct job {
     command gen;                /* -n NAME MLBC_ARGS (mlbc's path is not part of the key) */
     command cc;                 /* CC -O2 -fPIC -shared */
     command cc_args;            /* after the C file, so that libraries resolve its symbols */
+    char version[256];          /* mlbc --version */
     char key[33];
 } job;
 
@@ -333,7 +334,6 @@ static int prepare(job *j, const mlbc_onnx_options *o, char *err, size_t errlen)
 {
     static const char *const cc_flags[] = {"-O2", "-fPIC", "-shared", NULL};
     const command *cmds[3] = {&j->gen, &j->cc, &j->cc_args};
-    char version[256];
     const char *cc;
     unsigned char *data;
     size_t len;
@@ -353,10 +353,10 @@ static int prepare(job *j, const mlbc_onnx_options *o, char *err, size_t errlen)
         || cc_command(&j->cc, j->cc_text, err, errlen)
         || add_words(&j->cc, cc_flags, err, errlen)
         || add_words(&j->cc_args, o->cc_args, err, errlen)
-        || mlbc_version(j->mlbc, version, sizeof version, err, errlen))
+        || mlbc_version(j->mlbc, j->version, sizeof j->version, err, errlen))
         rc = -1;
     else
-        rc = cache_key(data, len, version, cmds, 3, j->key, err, errlen);
+        rc = cache_key(data, len, j->version, cmds, 3, j->key, err, errlen);
     free(data);
     return rc;
 }
@@ -411,14 +411,13 @@ static void remove_temp(const char *tmp, const char *name)
 static int unchanged(job *j, char *err, size_t errlen)
 {
     const command *cmds[3] = {&j->gen, &j->cc, &j->cc_args};
-    char version[256], key[33];
+    char key[33];
     unsigned char *data;
     size_t len;
     int rc;
-    if (mlbc_version(j->mlbc, version, sizeof version, err, errlen)
-        || !(data = read_file(j->model, &len, err, errlen)))
+    if (!(data = read_file(j->model, &len, err, errlen)))
         return -1;
-    rc = cache_key(data, len, version, cmds, 3, key, err, errlen);
+    rc = cache_key(data, len, j->version, cmds, 3, key, err, errlen);
     free(data);
     if (!rc && strcmp(key, j->key)) {
         set_err(err, errlen, "the model '%s' changed while it was compiled", j->model);
