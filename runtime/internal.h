@@ -59,6 +59,19 @@ mlbc_runner *release_runner_new(const mlbc_model_desc *model,
                                 const mlbc_release_options *opt, void (*unload)(void *),
                                 void *handle, char *err, size_t errlen);
 
+/* Longest path the runtime builds (cache entries, temporary files). */
+#define MLBC_PATH_MAX 4096
+
+/* mlbc's default model name for a file: "dir/policy.onnx" -> "policy" (malloc'd, with
+ * room for 5 more characters); NULL when out of memory. */
+char *model_name_from_path(const char *path);
+/* 1 if the path names an ONNX model (.onnx, .onnxtxt) rather than a shared object. */
+int is_onnx_path(const char *path);
+/* mlbc_model_open, compiling first when the path is an ONNX model or onnx is given (NULL:
+ * the defaults of mlbc_onnx_options). */
+void *model_open(const char *path, const char *symbol, const mlbc_onnx_options *onnx,
+                 const mlbc_model_desc **desc, char *err, size_t errlen);
+
 /* RFC 1321 MD5 of len bytes. */
 void md5(const void *data, size_t len, unsigned char digest[16]);
 

@@ -10,9 +10,11 @@
  *     bool inline_it = a ? *a != 0 : default_decision;        // NULL: use the fallback
  *
  * Implementations behind the interface: the release runner (a model compiled by mlbc and
- * linked in), the shared-object runner (the same, loaded with dlopen), and the pipe runner
- * (development mode: a separate training process over two named pipes, byte-compatible with
- * LLVM 19's InteractiveModelRunner, or the ML-Compiler-Bridge framings).
+ * linked in), the shared-object runner (the same, loaded with dlopen), the ONNX runner (the
+ * shared-object runner over a .onnx path, compiled at run time into a cache), and the pipe
+ * runner (development mode: a separate training process over two named pipes,
+ * byte-compatible with LLVM 19's InteractiveModelRunner, or the ML-Compiler-Bridge framings).
+ * The environment loop drives several runners as agents, by index or by label.
  *
  * Contracts common to all runners:
  *  - mlbc_runner_input(r, i) returns the same buffer for the runner's lifetime; evaluate
@@ -98,6 +100,60 @@ mlbc_runner *mlbc_runner_shared_object(const char *path, const char *symbol,
 void *mlbc_model_open(const char *path, const char *symbol, const mlbc_model_desc **desc,
                       char *err, size_t errlen);
 void mlbc_model_close(void *handle);
+
+/* ---- models given as .onnx at run time (MLGO's "model under training", the Bridge's ONNX
+ * runner) ------------------------------------------------------------------------------ */
+
+/* How an ONNX model becomes a shared object. Every field may be NULL (all-NULL: defaults).
+ *
+ *  - mlbc: the compiler. NULL: $MLBC, else `mlbc` next to the running program
+ *    (/proc/self/exe's folder: build/mlbc-serve finds build/mlbc, an installed tool its
+ *    neighbour), else `mlbc` on PATH.
+ *  - cc: the C compiler, split at blanks ("ccache gcc"). NULL: $CC, else `cc`. It is run as
+ *    `CC -O2 -fPIC -shared -o X.so NAME.c CC_ARGS... -lm`.
+ *  - cache_dir: NULL: $MLBC_CACHE_DIR, else $XDG_CACHE_HOME/mlbc, else $HOME/.cache/mlbc;
+ *    created (with missing parents) mode 0700.
+ *  - name: mlbc -n NAME, a C identifier; NULL: from the model's file name as mlbc does
+ *    ("dir/policy.onnx" -> "policy"), so the descriptor is NAME_desc either way.
+ *  - mlbc_args, cc_args: NULL-terminated extra arguments ({"--dim", "N=1", NULL};
+ *    {"-lopenblas", NULL} with "--blas").
+ *
+ * The cache entry is CACHE_DIR/NAME.KEY.so, KEY the MD5 of the model's bytes, of
+ * `mlbc --version`'s output and of every option above that changes the result (name, both
+ * argument lists, the C compiler's words); so a new mlbc or other options never reuse an
+ * old entry, and nothing is ever stale by date. Each compile works in a fresh temporary
+ * folder inside the cache folder and publishes the shared object with one rename(): a
+ * process that finds the entry loads it without running any compiler; processes starting
+ * at once on an empty cache each compile and rename (same bytes; the last rename wins, and
+ * whoever loaded the other file keeps it), so none ever sees a partial file and no lock is
+ * needed. A failed compile leaves nothing in the cache and its error holds mlbc's (or the C
+ * compiler's) message. The compilers are run with posix_spawn (no shell, no quoting), with
+ * standard input from /dev/null and their output captured into the error. Not usable from
+ * a process whose SIGCHLD is ignored (the exit status is lost). */
+typedef struct mlbc_onnx_options {
+    const char *mlbc;
+    const char *cc;
+    const char *cache_dir;
+    const char *name;
+    const char *const *mlbc_args;
+    const char *const *cc_args;
+} mlbc_onnx_options;
+
+/* Compiles an ONNX model (.onnx or .onnxtxt, by contents) into the cache, or finds it
+ * there. Writes the shared object's path into so_path. Returns 0 when the cache already
+ * held it, 1 when it was compiled now, -1 with a message in err (missing model, model
+ * refused by mlbc, compiler not found, cache folder not writable, path too long). */
+int mlbc_onnx_compile(const char *model, const mlbc_onnx_options *opt, char *so_path,
+                      size_t so_len, char *err, size_t errlen);
+
+/* The shared-object runner over mlbc_onnx_compile(path, onnx) (onnx may be NULL). The
+ * .so path functions above (mlbc_runner_shared_object, mlbc_model_open, and so mlbc-serve,
+ * mlbc-replay and the compiler plugins) take a path ending in .onnx or .onnxtxt too: it is
+ * compiled with the defaults, and the descriptor symbol derived from the model's name. */
+mlbc_runner *mlbc_runner_onnx(const char *path, const mlbc_onnx_options *onnx,
+                              const mlbc_tensor_spec *features, int nfeatures,
+                              const mlbc_tensor_spec *advice, const mlbc_release_options *opt,
+                              char *err, size_t errlen);
 
 /* Whether a model fits a compiler's features and advice, names bound as the release runner
  * binds them (opt: prefixes, selector; may be NULL), and more strictly: every model input
@@ -193,6 +249,42 @@ typedef struct mlbc_env_ops {
 /* Runs one episode of at most max_steps steps; returns the number of steps, -1 on error. */
 int mlbc_env_run(const mlbc_env_ops *ops, void *env, mlbc_runner *const *agents,
                  int nagents, int max_steps);
+
+/* Agents bound by label to models by path (the ML-Compiler-Bridge's multi-agent runner):
+ * {"inliner", "inliner.onnx", ...}, {"regalloc", "evict.so", ...}. A model path is a shared
+ * object or an ONNX model (compiled through the cache with onnx, which may be NULL). */
+typedef struct mlbc_agent_spec {
+    const char *label;                      /* unique, non-empty */
+    const char *model;                      /* .so, .onnx or .onnxtxt */
+    const mlbc_tensor_spec *features;
+    int nfeatures;
+    const mlbc_tensor_spec *advice;
+    const mlbc_release_options *opt;        /* may be NULL */
+} mlbc_agent_spec;
+
+typedef struct mlbc_agents mlbc_agents;
+
+/* One runner per agent; NULL with a message naming the agent's label if any fails. */
+mlbc_agents *mlbc_agents_open(const mlbc_agent_spec *agents, int n,
+                              const mlbc_onnx_options *onnx, char *err, size_t errlen);
+int mlbc_agents_count(const mlbc_agents *a);
+int mlbc_agents_index(const mlbc_agents *a, const char *label);    /* -1 if absent */
+const char *mlbc_agents_label(const mlbc_agents *a, int i);        /* NULL if out of range */
+mlbc_runner *mlbc_agents_runner(const mlbc_agents *a, const char *label);   /* NULL if absent */
+void mlbc_agents_free(mlbc_agents *a);
+
+/* The loop of mlbc_env_run with agents named by label: current_agent returns a label (an
+ * unknown one ends the episode with -1), observe and step receive it. */
+typedef struct mlbc_env_label_ops {
+    int (*reset)(void *env);
+    const char *(*current_agent)(void *env);
+    int (*observe)(void *env, const char *label, mlbc_runner *r);
+    int (*step)(void *env, const char *label, const void *advice);
+    int (*done)(void *env);
+} mlbc_env_label_ops;
+
+int mlbc_env_run_labels(const mlbc_env_label_ops *ops, void *env, const mlbc_agents *agents,
+                        int max_steps);
 
 #ifdef __cplusplus
 }

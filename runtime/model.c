@@ -8,9 +8,10 @@
 
 #include "internal.h"
 
-/* "dir/policy.so" -> "policy_desc", as mlbc names a model by default: the base name up to
- * its first '.', other characters than [A-Za-z0-9] made '_', "m_" before a leading digit. */
-static char *derive_symbol(const char *path)
+/* "dir/policy.so" -> "policy", as mlbc names a model by default: the base name up to its
+ * first '.', other characters than [A-Za-z0-9] made '_', "m_" before a leading digit. The
+ * ONNX runner names what it compiles this way too, so both ends agree. */
+char *model_name_from_path(const char *path)
 {
     const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
     size_t n = strcspn(base, ".");
@@ -26,12 +27,21 @@ static char *derive_symbol(const char *path)
         int alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
         *p++ = alnum ? c : '_';
     }
-    strcpy(p, "_desc");
+    *p = 0;
     return s;
 }
 
-void *mlbc_model_open(const char *path, const char *symbol, const mlbc_model_desc **desc,
-                      char *err, size_t errlen)
+/* "dir/policy.so" -> "policy_desc" (model_name_from_path leaves room for the suffix). */
+static char *derive_symbol(const char *path)
+{
+    char *s = model_name_from_path(path);
+    if (s)
+        strcat(s, "_desc");
+    return s;
+}
+
+static void *open_so(const char *path, const char *symbol, const mlbc_model_desc **desc,
+                     char *err, size_t errlen)
 {
     char *file, *derived = NULL;
     void *handle;
@@ -65,6 +75,31 @@ void *mlbc_model_open(const char *path, const char *symbol, const mlbc_model_des
     }
     free(derived);
     return handle;
+}
+
+int is_onnx_path(const char *path)
+{
+    size_t n = path ? strlen(path) : 0;
+    return (n > 5 && !strcmp(path + n - 5, ".onnx"))
+           || (n > 8 && !strcmp(path + n - 8, ".onnxtxt"));
+}
+
+void *model_open(const char *path, const char *symbol, const mlbc_onnx_options *onnx,
+                 const mlbc_model_desc **desc, char *err, size_t errlen)
+{
+    char so[MLBC_PATH_MAX];
+    if (path && *path && (onnx || is_onnx_path(path))) {
+        if (mlbc_onnx_compile(path, onnx, so, sizeof so, err, errlen) < 0)
+            return NULL;
+        path = so;
+    }
+    return open_so(path, symbol, desc, err, errlen);
+}
+
+void *mlbc_model_open(const char *path, const char *symbol, const mlbc_model_desc **desc,
+                      char *err, size_t errlen)
+{
+    return model_open(path, symbol, NULL, desc, err, errlen);
 }
 
 void mlbc_model_close(void *handle)

@@ -555,6 +555,18 @@ def t_serve_errors(ctx):
     r = run([ctx.tool("mlbc-serve"), "--model", os.path.join(d, "none.so"), "--channel", base,
              "--", "true"])
     expect(r.returncode == 1 and "none.so" in r.stderr.decode(), "missing model")
+    # an ONNX model mlbc refuses: mlbc's message, nothing cached
+    refused = os.path.join(d, "refused.onnxtxt")
+    with open(refused, "w") as f:
+        f.write('<ir_version: 8, opset_import: ["" : 17]>\nrefused (float[2] x) => (float[2] y)'
+                '\n{\n  y = NoSuchOp (x)\n}\n')
+    cache = os.path.join(d, "cache")
+    r = run([ctx.tool("mlbc-serve"), "--model", refused, "--channel", base, "--", "true"],
+            env=dict(os.environ, MLBC_CACHE_DIR=cache))
+    err = r.stderr.decode()
+    expect(r.returncode == 1 and "NoSuchOp" in err and "mlbc: error:" in err
+           and os.listdir(cache) == [], "refused ONNX model: exit %d, %r, cache %s"
+           % (r.returncode, first_line(err), os.listdir(cache) if os.path.isdir(cache) else "-"))
     r = run([ctx.tool("mlbc-serve"), "--model", inl])
     expect(r.returncode == 2, "usage: exit %d" % r.returncode)
     expect(not os.path.exists(base + ".in") and not os.path.exists(base + ".out"),
@@ -608,35 +620,47 @@ def t_serve_misbehaving(ctx):
     expect(not problems, "; ".join(problems))
 
 
-def t_serve_standalone(ctx):
+def t_serve_standalone(onnx=False):
     """mlbc-serve without a command, against our C pipe runner as the compiler
-    (mlbc-replay --channel): the decisions the runner gets are the policy's."""
-    so = ctx.policy_so("inliner.onnx", "policy")
-    log = t_serve_log(ctx)
-    d = ctx.fresh("serve-standalone")
-    base, out = os.path.join(d, "ch"), os.path.join(d, "again.log")
-    srv = subprocess.Popen([ctx.tool("mlbc-serve"), "--model", so, "--channel", base,
-                            "--sessions", "1", "--timeout", "30000", "--log", out],
-                           stderr=subprocess.PIPE)
-    try:
-        t0 = time.time()
-        while not os.path.exists(base + ".out") and time.time() - t0 < 10:
-            time.sleep(0.01)
-        r = run([ctx.tool("mlbc-replay"), "--channel", base, "--advice", "inlining_decision",
-                 "--timeout", "30000", log], timeout=60)
-        rc = srv.wait(30)
-    finally:
-        if srv.poll() is None:
-            srv.kill()
-            srv.wait()
-        err = srv.stderr.read().decode()
-        srv.stderr.close()
-    expect(r.returncode == 0, "mlbc-replay --channel: exit %d: %s" % (r.returncode,
-                                                                     first_line(r.stderr)))
-    expect(rc == 0, "mlbc-serve: exit %d: %s" % (rc, first_line(err)))
-    want = check_run([ctx.tool("mlbc-replay"), "--model", so, log], "mlbc-replay").stdout
-    expect(r.stdout == want, "decisions through mlbc-serve differ from the policy's")
-    check_run([ctx.tool("mlbc-replay"), "--model", so, "--check", out], "mlbc-replay --check")
+    (mlbc-replay --channel): the decisions the runner gets are the policy's. With onnx,
+    mlbc-serve gets models/inliner.onnx itself and compiles it into a fresh cache with the
+    mlbc next to it."""
+    def t(ctx):
+        so = ctx.policy_so("inliner.onnx", "policy")
+        log = t_serve_log(ctx)
+        d = ctx.fresh("serve-standalone" + ("-onnx" if onnx else ""))
+        base, out = os.path.join(d, "ch"), os.path.join(d, "again.log")
+        model = os.path.join(ROOT, "models", "inliner.onnx") if onnx else so
+        env = dict(os.environ, MLBC_CACHE_DIR=os.path.join(d, "cache"))
+        env.pop("MLBC", None)
+        srv = subprocess.Popen([ctx.tool("mlbc-serve"), "--model", model, "--channel", base,
+                                "--sessions", "1", "--timeout", "30000", "--log", out],
+                               stderr=subprocess.PIPE, env=env)
+        try:
+            t0 = time.time()
+            while not os.path.exists(base + ".out") and time.time() - t0 < 30:
+                time.sleep(0.01)
+            r = run([ctx.tool("mlbc-replay"), "--channel", base, "--advice",
+                     "inlining_decision", "--timeout", "30000", log], timeout=60)
+            rc = srv.wait(30)
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+                srv.wait()
+            err = srv.stderr.read().decode()
+            srv.stderr.close()
+        expect(r.returncode == 0, "mlbc-replay --channel: exit %d: %s" % (
+            r.returncode, first_line(r.stderr)))
+        expect(rc == 0, "mlbc-serve: exit %d: %s" % (rc, first_line(err)))
+        want = check_run([ctx.tool("mlbc-replay"), "--model", so, log], "mlbc-replay").stdout
+        expect(r.stdout == want, "decisions through mlbc-serve differ from the policy's")
+        check_run([ctx.tool("mlbc-replay"), "--model", so, "--check", out],
+                  "mlbc-replay --check")
+        if onnx:
+            entries = os.listdir(os.path.join(d, "cache"))
+            expect(len(entries) == 1 and entries[0].startswith("inliner."),
+                   "cache holds %s" % entries)
+    return t
 
 
 def t_replay_channel(ctx):
@@ -944,7 +968,9 @@ def tests():
         ("mlbc-serve: eviction policy, program output unchanged", t_serve_evict),
         ("mlbc-serve: errors are clear, nothing hangs", t_serve_errors),
         ("mlbc-serve: misbehaving compilers and SIGTERM end cleanly", t_serve_misbehaving),
-        ("mlbc-serve standalone, our pipe runner as the compiler", t_serve_standalone),
+        ("mlbc-serve standalone, our pipe runner as the compiler", t_serve_standalone()),
+        ("mlbc-serve --model inliner.onnx (compiled at start), standalone",
+         t_serve_standalone(onnx=True)),
         ("mlbc-replay --log reproduces mlbc-serve's log", t_replay_relog),
         ("captured regalloc stream: C reader == Python reader, replayed", t_captured_stream),
         ("mlbc-replay --channel asks a Python host", t_replay_channel),

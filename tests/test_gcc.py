@@ -102,10 +102,10 @@ def plugin_args(ctx, **kw):
     return a
 
 
-def compile_obj(ctx, src, obj, extra=(), opt="-O2", timeout=TIMEOUT):
+def compile_obj(ctx, src, obj, extra=(), opt="-O2", timeout=TIMEOUT, env=None):
     cmd = [compiler_of(src), opt, "-c", os.path.join(ROOT, src), "-o", obj] \
         + src_flags(ctx, src) + list(extra)
-    r = check_run(cmd, "%s %s" % (compiler_of(src), src), timeout=timeout)
+    r = check_run(cmd, "%s %s" % (compiler_of(src), src), timeout=timeout, env=env)
     return r
 
 
@@ -121,12 +121,12 @@ def plain_object(ctx, src, flags=()):
     return ctx.fixture(key, make)
 
 
-def with_plugin(ctx, d, src, name="out", opt="-O2", **kw):
+def with_plugin(ctx, d, src, name="out", opt="-O2", env=None, **kw):
     """Compiles src with the plugin; returns (object, trace rows, log path, stderr)."""
     obj = os.path.join(d, name + ".o")
     trace = os.path.join(d, name + ".trace")
     log = os.path.join(d, name + ".log")
-    r = compile_obj(ctx, src, obj, plugin_args(ctx, trace=trace, log=log, **kw), opt)
+    r = compile_obj(ctx, src, obj, plugin_args(ctx, trace=trace, log=log, **kw), opt, env=env)
     return obj, read_trace(trace), log, r.stderr.decode(errors="replace")
 
 
@@ -285,6 +285,7 @@ def t_bad_arguments(ctx):
         (dict(colour="red"), "unknown option"),
         (dict(mode="pipe"), "channel=BASE"),
         (dict(model="/nonexistent/policy.so"), "/nonexistent/policy.so"),
+        (dict(model="/nonexistent/policy.onnx"), "cannot read the model '/nonexistent/policy.onnx'"),
         (dict(timeout="soon", channel=os.path.join(d, "ch")), "bad timeout"),
         (dict(max_size="-3"), "bad max-size"),
         (dict(early="late"), "early=late"),
@@ -582,6 +583,31 @@ def t_model_shared_object(ctx):
     return "%d decisions follow callee_size <= 6 (%d inline)" % (len(rows), sum(want))
 
 
+def t_model_onnx(ctx):
+    """model=POLICY.onnxtxt: the ONNX model itself, compiled by the runtime into a cache on
+    the first compile and found there on the second (same decisions as model=POLICY.so)."""
+    d = ctx.fresh("model-onnx")
+    src = os.path.join(d, "threshold.onnxtxt")
+    with open(src, "w") as f:
+        f.write(THRESHOLD_POLICY % 6)
+    so = policy_so(ctx, src, "threshold")
+    cache = os.path.join(d, "cache")
+    env = dict(os.environ, MLBC=ctx.tool("mlbc"), MLBC_CACHE_DIR=cache)
+    _, want, _, _ = with_plugin(ctx, d, CALLS_C, "so", mode="model", model=so)
+    _, rows, _, _ = with_plugin(ctx, d, CALLS_C, "onnx", mode="model", model=src, env=env)
+    entries = os.listdir(cache)
+    expect(len(entries) == 1 and entries[0].startswith("threshold."), "cache: %s" % entries)
+    mtime = os.stat(os.path.join(cache, entries[0])).st_mtime_ns
+    _, again, _, _ = with_plugin(ctx, d, CALLS_C, "again", mode="model", model=src, env=env)
+    expect(os.listdir(cache) == entries
+           and os.stat(os.path.join(cache, entries[0])).st_mtime_ns == mtime,
+           "the second compile did not use the cache entry")
+    dec = [r.decision for r in rows]
+    expect(dec == [r.decision for r in want] == [r.decision for r in again],
+           "decisions differ from model=threshold.so")
+    return "%d decisions == model=POLICY.so, cache hit the second time" % len(dec)
+
+
 # ---- c. development mode: our Python host over the pipes ------------------------------------
 
 def serve_compile(ctx, d, policy, src, extra=(), name="out", **kw):
@@ -795,6 +821,7 @@ def tests():
     t += [
         ("release mode: the object follows the model", t_model_in_object),
         ("model=POLICY.so: a policy loaded at run time", t_model_shared_object),
+        ("model=POLICY.onnxtxt: compiled at run time into the cache", t_model_onnx),
         ("development mode: the Python host decides, log == host's answers", t_pipe_host_decides),
         ("development mode: log read alike by C and Python readers", t_pipe_log_readers),
         ("development mode: mlbc_gym serve --constant 0 == -fno-inline", t_pipe_cli_never),

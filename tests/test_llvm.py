@@ -529,6 +529,33 @@ def t_wrong_model(ctx):
            "exit %d: %r" % (r.returncode, first_line(err)))
 
 
+def t_model_by_path(ctx):
+    """MLBC_MODEL=inliner.onnx: the same plugin runs the ONNX model given at run time
+    (compiled by libmlbc_rt into a fresh cache): the object and the evaluations are the
+    built-in policy's; bad models are clear errors."""
+    d = ctx.fresh("model-by-path")
+    src = "tests/clang/calls.c"
+    cache = os.path.join(d, "cache")
+    model = os.path.join(ROOT, "models", "inliner.onnx")
+    env = {"MLBC_MODEL": model, "MLBC": ctx.tool("mlbc"), "MLBC_CACHE_DIR": cache}
+    builtin, st0 = plugin_compile(ctx, src, os.path.join(d, "builtin.o"))
+    got, st = plugin_compile(ctx, src, os.path.join(d, "onnx.o"), env_extra=env)
+    expect(got == builtin, "MLBC_MODEL=inliner.onnx gives another object than the built-in "
+           "inliner policy")
+    expect(st["mode"] == "release" and st["policy"] == model
+           and st["evaluations"] == st0["evaluations"] > 0, "stats %r vs %r" % (st, st0))
+    expect(len(os.listdir(cache)) == 1, "cache holds %s" % os.listdir(cache))
+    for bad, words in ((os.path.join(d, "none.onnx"), "cannot read the model"),
+                       (os.path.join(ROOT, "tests", "llvm", "selector_model.onnxtxt"),
+                        "A model selector was not specified")):
+        r = run(compile_cmd(ctx, src, os.path.join(d, "bad.o"), ["-fpass-plugin=" + ctx.plugin()]),
+                env=plugin_env(**dict(env, MLBC_MODEL=bad)))
+        err = r.stderr.decode(errors="replace")
+        expect(r.returncode == 1 and "MLBC_MODEL " + bad in err and words in err,
+               "MLBC_MODEL=%s: exit %d, %r" % (bad, r.returncode, first_line(err)))
+    return "%d evaluations, object identical to the built-in policy's" % st["evaluations"]
+
+
 # ---- c. development mode: the plugin's pipe runner against our hosts -------------------------
 
 def t_dev_python_host(src):
@@ -692,6 +719,7 @@ def tests():
         ("plugin: -fplugin + -mllvm -mlbc-stats", t_mllvm_options),
         ("plugin: model_selector policy inside clang", t_selector_plugin),
         ("plugin: a model without inlining_decision is refused", t_wrong_model),
+        ("plugin: MLBC_MODEL=inliner.onnx, compiled at run time", t_model_by_path),
     ]
     for name, src in SOURCES[:2]:
         t.append(("development mode vs Python host: same object and stream (%s)" % name,

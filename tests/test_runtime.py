@@ -2,10 +2,11 @@
 libmlbc_rt.a and two models compiled by mlbc (models/inliner.onnx, tests/runtime/
 selector.onnxtxt), once plain and once with the runtime sources under ASan+UBSan, then:
 
-* the C checks (specs, release and shared-object runners, model selector, env loop, JSON,
-  logger and reader) in both builds;
+* the C checks (specs, release, shared-object and ONNX runners, model selector, env loop by
+  index and by label, JSON, logger and reader) in both builds;
 * the release runner against the generated code and PyTorch's reference decisions
-  (models/ref/inliner.npz), plus random feature vectors;
+  (models/ref/inliner.npz), plus random feature vectors, also through the ONNX runner;
+* processes racing to compile one model into an empty ONNX cache;
 * the logger against an independent Python writer of LLVM's format and, when clang++-19 and
   libLLVM-19 are there, against LLVM's own llvm::Logger, byte for byte;
 * the reader on logs and streams written here (adjacent contexts, observations without
@@ -100,8 +101,24 @@ def build(build_dir, work):
 
 # ---- the C checks ------------------------------------------------------------------------
 
+def onnx_env(build_dir, work, env=None):
+    """The ONNX runner's defaults for the test programs: build/mlbc, a cache in work."""
+    return dict(env or os.environ, MLBC=os.path.join(build_dir, "mlbc"),
+                MLBC_CACHE_DIR=os.path.join(work, "onnx-cache-shared"))
+
+
+def onnx_setup(work):
+    """The models the ONNX checks compile, in the folder they run in; an empty cache."""
+    shutil.copy(os.path.join(ROOT, "models", "inliner.onnx"), work)
+    shutil.copy(os.path.join(ROOT, "tests", "runtime", "selector.onnxtxt"), work)
+    shutil.rmtree(os.path.join(work, "onnx-cache-shared"), ignore_errors=True)
+
+
 def c_checks(exe, so, env, tag):
-    r = run([exe, "checks", so], env=env, cwd=os.path.dirname(so))
+    work = os.path.dirname(so)
+    shutil.rmtree(os.path.join(work, "onnx-cache"), ignore_errors=True)
+    os.makedirs(os.path.join(work, "onnx-cache"))
+    r = run([exe, "checks", so], env=env, cwd=work)
     out = text(r.stdout)
     m = re.search(r"^(\d+) passed, (\d+) failed$", out, re.M)
     for line in out.splitlines():
@@ -119,16 +136,16 @@ def c_checks(exe, so, env, tag):
 
 # ---- release runner vs generated code vs PyTorch -----------------------------------------
 
-def decisions(exe, work, rows):
+def decisions(exe, work, rows, env):
     path = os.path.join(work, "features.bin")
     np.asarray(rows, dtype=np.int64).tofile(path)
-    r = run([exe, "compare", path, str(len(rows))])
+    r = run([exe, "compare", path, str(len(rows)), os.path.join(work, "inliner.onnx")], env=env)
     if r.returncode:
         raise mlbctest.Failure(text(r.stderr))
     return [tuple(int(x) for x in line.split()) for line in text(r.stdout).splitlines()]
 
 
-def check_decisions(exe, work):
+def check_decisions(exe, work, env):
     model = onnx.load(os.path.join(ROOT, "models", "inliner.onnx"))
     names = [v.name for v in model.graph.input
              if v.name not in {t.name for t in model.graph.initializer}]
@@ -137,19 +154,42 @@ def check_decisions(exe, work):
     rows = [[int(ref["in:%s:%d" % (n, k)][0]) for n in names] for k in ks]
     want = [int(ref["out:inlining_decision:%d" % k][0]) for k in ks]
     try:
-        got = decisions(exe, work, rows)
-        result(got == [(w, w) for w in want], "release runner = generated code = PyTorch on "
-               "%d reference samples" % len(ks), "got %s, want %s" % (got, want))
+        got = decisions(exe, work, rows, env)
+        result(got == [(w, w, w) for w in want], "release runner = generated code = ONNX "
+               "runner = PyTorch on %d reference samples" % len(ks),
+               "got %s, want %s" % (got, want))
         rng = np.random.default_rng(7)
         rows = rng.integers(0, 400, size=(500, len(names))) * (rng.random((500, len(names))) < 0.6)
-        got = decisions(exe, work, rows.tolist())
-        same = sum(a == b for a, b in got)
-        kinds = {a for a, _ in got}
+        got = decisions(exe, work, rows.tolist(), env)
+        same = sum(a == b == c for a, b, c in got)
+        kinds = {a for a, _, _ in got}
         result(len(got) == 500 and same == 500 and kinds == {0, 1},
-               "release runner = generated code on 500 random feature vectors",
+               "release runner = generated code = ONNX runner on 500 random feature vectors",
                "%d of %d agree, decisions %s" % (same, len(got), kinds))
     except mlbctest.Failure as e:
         result(False, "release runner decisions", str(e))
+
+
+# ---- the ONNX runner: processes racing on an empty cache ---------------------------------
+
+def check_race(exe, work, env, nproc=4):
+    """nproc processes compile the same model into an empty cache at once: each succeeds and
+    gives the model's decision, and the cache ends with one entry and no temporary files."""
+    cache = os.path.join(work, "onnx-race")
+    shutil.rmtree(cache, ignore_errors=True)
+    model = os.path.join(work, "selector.onnxtxt")
+    procs = [subprocess.Popen([exe, "race", model, cache], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, env=env) for _ in range(nproc)]
+    outs = [(p.communicate(timeout=120), p.returncode) for p in procs]
+    lines = [text(o).strip() for (o, _), _ in outs]
+    ok = all(rc == 0 for _, rc in outs) and all(l.split()[-1:] == ["1"] for l in lines)
+    names = sorted(os.listdir(cache)) if os.path.isdir(cache) else []
+    compiled = sum(l.startswith("compiled") for l in lines)
+    result(ok and len(names) == 1 and names[0].endswith(".so") and compiled >= 2,
+           "ONNX runner: %d processes racing on an empty cache all succeed (%d compiled), one "
+           "entry left" % (nproc, compiled),
+           "%s; cache holds %s; %s" % (lines, names,
+                                       [text(e)[-300:] for (_, e), _ in outs if e]))
 
 
 # ---- LLVM's training-log format, written independently in Python ------------------------
@@ -441,9 +481,12 @@ def main():
     built = build(build_dir, work)
     if built:
         exes, so = built
-        c_checks(exes["plain"], so, None, "plain")
-        c_checks(exes["asan"], so, SAN_ENV, "ASan+UBSan")
-        check_decisions(exes["plain"], work)
+        onnx_setup(work)
+        env = onnx_env(build_dir, work)
+        c_checks(exes["plain"], so, env, "plain")
+        c_checks(exes["asan"], so, onnx_env(build_dir, work, SAN_ENV), "ASan+UBSan")
+        check_decisions(exes["plain"], work, env)
+        check_race(exes["plain"], work, env)
         llvm_logger = build_llvm_logger(work)
         if not llvm_logger:
             skip("logger = llvm::Logger", "clang++-19 or libLLVM-19 not available")

@@ -38,6 +38,7 @@ static const char usage_text[] =
     "\n"
     "options:\n"
     "  --model PATH         evaluate with a policy compiled by mlbc, built with cc -shared -fPIC\n"
+    "                       (or an ONNX model, .onnx/.onnxtxt, compiled into mlbc's cache)\n"
     "  --symbol NAME        its descriptor symbol (default: file name without extension + _desc)\n"
     "  --channel BASE       ask a host over BASE.in/BASE.out (the host creates the FIFOs)\n"
     "  --framing F          with --channel: llvm (default), bitstream or json (ML-Compiler-\n"

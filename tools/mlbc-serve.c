@@ -2,6 +2,9 @@
  *
  *   mlbc-serve --model policy.so --channel BASE [--log FILE] [--timeout MS] [-- COMMAND ...]
  *
+ * The model may also be an ONNX model (policy.onnx, .onnxtxt): the runtime compiles it with
+ * mlbc and cc into its cache before serving (mlbc_onnx_compile; mlbc next to this tool).
+ *
  * Plays the host side of LLVM 19's InteractiveModelRunner protocol (llvm-mlgo.md §3-§6):
  * creates the FIFOs BASE.in and BASE.out, optionally runs the compiler command, and for every
  * session (one per runner the compiler creates; a new header follows each EOF) binds the
@@ -45,7 +48,9 @@ static const char usage_text[] =
     "runs COMMAND if given and exits with its status; serves one session after another.\n"
     "\n"
     "options:\n"
-    "  --model PATH         the policy (a shared object built from mlbc's output)\n"
+    "  --model PATH         the policy: a shared object built from mlbc's output, or an ONNX\n"
+    "                       model (.onnx, .onnxtxt) compiled at start into the cache\n"
+    "                       ($MLBC_CACHE_DIR, else ~/.cache/mlbc; $MLBC, $CC: the compilers)\n"
     "  --symbol NAME        its descriptor symbol (default: file name without extension + _desc)\n"
     "  --channel BASE       channel base name, as given to the compiler\n"
     "  --log FILE           write a training log: the features, then the decision (named as\n"

@@ -10,7 +10,11 @@
 //                            plugin that depends on the policy);
 //   development mode:        mlbc's pipe runner (libmlbc_rt, mlbc_runner_pipe), which speaks
 //                            LLVM's InteractiveModelRunner protocol to a training host
-//                            (mlbc_gym, mlbc-serve, LLVM's interactive_host.py).
+//                            (mlbc_gym, mlbc-serve, LLVM's interactive_host.py);
+//   a model by path:         MLBC_MODEL=policy.onnx (or .onnxtxt, or a .so built from mlbc's
+//                            output): libmlbc_rt's shared-object runner, which compiles an
+//                            ONNX model with mlbc and cc into its cache first (MLGO's "model
+//                            under training"; the plugin's own policy is then not used).
 //
 // Built per policy by plugins/clang/build.sh. Settings, read from the environment when the
 // advisor is created (the cc1 process inherits the environment of the clang command):
@@ -23,13 +27,17 @@
 //   MLBC_INCLUDE_DEFAULT=1   development mode: append feature "inlining_default" holding the
 //                            default heuristic's decision (as -inliner-interactive-include-
 //                            default, without LLVM 19's wrong-slot bug, llvm-mlgo.md §13.1)
+//   MLBC_MODEL=PATH          release mode with the model at PATH instead of the built-in
+//                            policy (bound with LLVM's feed_/fetch_ prefixes); an ONNX model is
+//                            compiled on first use into $MLBC_CACHE_DIR (else
+//                            ~/.cache/mlbc) by $MLBC (else mlbc on PATH) and $CC (else cc)
 //   MLBC_MODEL_SELECTOR=S    release mode: EmbeddedModelRunnerOptions::setModelSelector(S)
 //   MLBC_STATS=1             count model evaluations and the time spent in them; print a
 //                            summary line on standard error when the process exits
 //   MLBC_STATS_FILE=PATH     with MLBC_STATS=1: append the summary line to PATH instead
 //
 // The same settings are also -mllvm options (-mlbc-channel=BASE, -mlbc-timeout-ms=N,
-// -mlbc-include-default, -mlbc-model-selector=S, -mlbc-stats) when the plugin is loaded
+// -mlbc-include-default, -mlbc-model=PATH, -mlbc-model-selector=S, -mlbc-stats) when the plugin is loaded
 // early enough for clang to know them: `-fplugin=P.so -fpass-plugin=P.so` (clang-19 parses
 // -mllvm before it loads -fpass-plugin libraries). An option wins over the environment.
 
@@ -84,6 +92,8 @@ cl::opt<int> TimeoutOpt("mlbc-timeout-ms", cl::Hidden, cl::init(0),
                         cl::desc("mlbc plugin: channel timeout in milliseconds"));
 cl::opt<bool> IncludeDefaultOpt("mlbc-include-default", cl::Hidden, cl::init(false),
                                 cl::desc("mlbc plugin: send the default decision too"));
+cl::opt<std::string> ModelOpt("mlbc-model", cl::Hidden, cl::init(""),
+                              cl::desc("mlbc plugin: release mode with this model (.onnx, .so)"));
 cl::opt<std::string> SelectorOpt("mlbc-model-selector", cl::Hidden, cl::init(""),
                                  cl::desc("mlbc plugin: model selector (release mode)"));
 cl::opt<bool> StatsOpt("mlbc-stats", cl::Hidden, cl::init(false),
@@ -102,7 +112,7 @@ bool envFlag(const char *Name)
 }
 
 struct Settings {
-    std::string Channel, Selector, StatsFile;
+    std::string Channel, Model, Selector, StatsFile;
     int TimeoutMs = 0;
     bool IncludeDefault = false, Stats = false;
 
@@ -110,6 +120,7 @@ struct Settings {
     {
         Settings S;
         S.Channel = !ChannelOpt.empty() ? ChannelOpt.getValue() : envStr("MLBC_CHANNEL");
+        S.Model = !ModelOpt.empty() ? ModelOpt.getValue() : envStr("MLBC_MODEL");
         S.Selector = !SelectorOpt.empty() ? SelectorOpt.getValue()
                                           : envStr("MLBC_MODEL_SELECTOR");
         S.TimeoutMs = TimeoutOpt > 0 ? TimeoutOpt.getValue()
@@ -134,6 +145,7 @@ struct Stats {
     bool Enabled = false;
     std::string File;
     std::string Mode;              // "release" or "development"
+    std::string Policy;            // MLBC_MODEL's path; empty: the built-in policy
     uint64_t Evaluations = 0;
     uint64_t ModelNs = 0;          // wall time inside evaluate (development: incl. the host)
     uint64_t Advisors = 0;         // advisors created (one per inliner run, i.e. per TU)
@@ -157,7 +169,8 @@ struct Stats {
                       "wall_ms_since_load=%.1f model_share_of_cpu=%.3f%% "
                       "model_share_of_wall=%.3f%%\n",
                       PluginName, Mode.empty() ? "none" : Mode.c_str(),
-                      mlbc_plugin::policyName(), (unsigned long long)Advisors,
+                      Policy.empty() ? mlbc_plugin::policyName() : Policy.c_str(),
+                      (unsigned long long)Advisors,
                       (unsigned long long)Evaluations, (unsigned long long)ModelNs,
                       Evaluations ? (double)ModelNs / Evaluations : 0.0,
                       (unsigned long long)Fallbacks, CpuMs, WallMs,
@@ -174,31 +187,50 @@ Stats TheStats;
 
 // ---- model runners -----------------------------------------------------------------------
 
-// Development mode: an MLModelRunner over mlbc_runner_pipe. The input buffers LLVM fills are
-// the pipe runner's own (no copy); evaluate sends one observation and reads the advice.
-class PipeRunner final : public MLModelRunner {
+// An MLModelRunner over a libmlbc_rt runner: the pipe runner (development mode) or the
+// shared-object runner over MLBC_MODEL. The input buffers LLVM fills are the runner's own (no
+// copy). The first failure is sticky: the advisor reports it once and asks LLVM's default
+// heuristic from then on.
+class RtRunner final : public MLModelRunner {
 public:
-    PipeRunner(LLVMContext &Ctx, const std::vector<TensorSpec> &Features,
-               const TensorSpec &Advice, const std::string &Base, int TimeoutMs)
-        : MLModelRunner(Ctx, MLModelRunner::Kind::Interactive, Features.size())
+    RtRunner(LLVMContext &Ctx, const std::vector<TensorSpec> &Features, MLModelRunner::Kind K,
+             mlbc_runner *Runner, const char *Err)
+        : MLModelRunner(Ctx, K, Features.size()), R(Runner), Error(Runner ? "" : Err)
+    {
+        for (size_t I = 0; I < Features.size(); ++I)
+            setUpBufferForTensor(I, Features[I], R ? mlbc_runner_input(R, (int)I) : nullptr);
+    }
+    ~RtRunner() override
+    {
+        if (R)
+            mlbc_runner_free(R);
+    }
+
+    static std::vector<mlbc_tensor_spec> specs(const std::vector<TensorSpec> &Features)
     {
         std::vector<mlbc_tensor_spec> Specs;
         for (const TensorSpec &S : Features)
             Specs.push_back(toMlbc(S));
-        mlbc_tensor_spec Adv = toMlbc(Advice);
-        mlbc_pipe_options Opt = {MLBC_FRAMING_LLVM, TimeoutMs, ""};
-        char Err[512] = "";
-        R = mlbc_runner_pipe(Base.c_str(), Specs.data(), (int)Specs.size(), &Adv, &Opt, Err,
-                             sizeof Err);
-        if (!R)
-            Error = Err;
-        for (size_t I = 0; I < Features.size(); ++I)
-            setUpBufferForTensor(I, Features[I], R ? mlbc_runner_input(R, (int)I) : nullptr);
+        return Specs;
     }
-    ~PipeRunner() override
+
+    static mlbc_tensor_spec toMlbc(const TensorSpec &S)
     {
-        if (R)
-            mlbc_runner_free(R);
+        int T = 0;
+        switch (S.type()) {
+        case TensorType::Float: T = MLBC_FLOAT; break;
+        case TensorType::Double: T = MLBC_DOUBLE; break;
+        case TensorType::Int8: T = MLBC_INT8; break;
+        case TensorType::UInt8: T = MLBC_UINT8; break;
+        case TensorType::Int16: T = MLBC_INT16; break;
+        case TensorType::UInt16: T = MLBC_UINT16; break;
+        case TensorType::Int32: T = MLBC_INT32; break;
+        case TensorType::UInt32: T = MLBC_UINT32; break;
+        case TensorType::Int64: T = MLBC_INT64; break;
+        case TensorType::UInt64: T = MLBC_UINT64; break;
+        default: break;
+        }
+        return mlbc_spec(S.name().c_str(), T, (int)S.shape().size(), S.shape().data());
     }
 
     bool ok() const { return R && !Failed; }
@@ -245,30 +277,49 @@ private:
         Error = mlbc_runner_error(R);
     }
 
-    static mlbc_tensor_spec toMlbc(const TensorSpec &S)
-    {
-        int T = 0;
-        switch (S.type()) {
-        case TensorType::Float: T = MLBC_FLOAT; break;
-        case TensorType::Double: T = MLBC_DOUBLE; break;
-        case TensorType::Int8: T = MLBC_INT8; break;
-        case TensorType::UInt8: T = MLBC_UINT8; break;
-        case TensorType::Int16: T = MLBC_INT16; break;
-        case TensorType::UInt16: T = MLBC_UINT16; break;
-        case TensorType::Int32: T = MLBC_INT32; break;
-        case TensorType::UInt32: T = MLBC_UINT32; break;
-        case TensorType::Int64: T = MLBC_INT64; break;
-        case TensorType::UInt64: T = MLBC_UINT64; break;
-        default: break;
-        }
-        return mlbc_spec(S.name().c_str(), T, (int)S.shape().size(), S.shape().data());
-    }
-
     mlbc_runner *R = nullptr;
     std::string Error;
     bool Failed = false, NewFailure = false, FirstSwitch = true;
     int64_t Fallback = 0;
 };
+
+std::unique_ptr<RtRunner> makePipeRunner(LLVMContext &Ctx,
+                                         const std::vector<TensorSpec> &Features,
+                                         const Settings &S)
+{
+    std::vector<mlbc_tensor_spec> Specs = RtRunner::specs(Features);
+    mlbc_tensor_spec Adv = RtRunner::toMlbc(InlineDecisionSpec);
+    mlbc_pipe_options Opt = {MLBC_FRAMING_LLVM, S.TimeoutMs, ""};
+    char Err[512] = "";
+    mlbc_runner *R = mlbc_runner_pipe(S.Channel.c_str(), Specs.data(), (int)Specs.size(), &Adv,
+                                      &Opt, Err, sizeof Err);
+    return std::make_unique<RtRunner>(Ctx, Features, MLModelRunner::Kind::Interactive, R, Err);
+}
+
+// MLBC_MODEL: bound as getReleaseModeAdvisor binds a compiled-in model (feed_/fetch_ names
+// first, the model selector), and refused when it reads none of the features, as the
+// built-in policy is (LLVM would only assert).
+std::unique_ptr<RtRunner> makeModelRunner(LLVMContext &Ctx,
+                                          const std::vector<TensorSpec> &Features,
+                                          const Settings &S)
+{
+    std::vector<mlbc_tensor_spec> Specs = RtRunner::specs(Features);
+    mlbc_tensor_spec Adv = RtRunner::toMlbc(InlineDecisionSpec);
+    mlbc_release_options Opt = {"feed_", "fetch_",
+                                S.Selector.empty() ? nullptr : S.Selector.c_str()};
+    char Err[1024] = "";
+    mlbc_runner *R = mlbc_runner_shared_object(S.Model.c_str(), nullptr, Specs.data(),
+                                               (int)Specs.size(), &Adv, &Opt, Err, sizeof Err);
+    bool Reads = false;
+    for (int I = 0; R && I < mlbc_runner_num_inputs(R); ++I)
+        Reads |= mlbc_runner_input_bound(R, I) != 0;
+    if (R && !Reads) {
+        mlbc_runner_free(R);
+        R = nullptr;
+        std::snprintf(Err, sizeof Err, "the model reads none of the inliner's features");
+    }
+    return std::make_unique<RtRunner>(Ctx, Features, MLModelRunner::Kind::Release, R, Err);
+}
 
 // MLBC_STATS: times every evaluation of the runner it wraps. Its input buffers are the
 // wrapped runner's, so LLVM writes the features straight into the model (or pipe runner).
@@ -336,15 +387,16 @@ bool defaultAdvice(CallBase &CB, FunctionAnalysisManager &FAM, const InlineParam
         .has_value();
 }
 
-// MLInlineAdvisor with two additions for development mode: the "inlining_default" feature
-// (MLBC_INCLUDE_DEFAULT) and, once the channel has failed, LLVM's default heuristic instead
-// of a made-up answer. In release mode it behaves exactly as MLInlineAdvisor.
+// MLInlineAdvisor with two additions for runners of libmlbc_rt: the "inlining_default"
+// feature (development mode, MLBC_INCLUDE_DEFAULT) and, once the channel or the model has
+// failed, LLVM's default heuristic instead of a made-up answer. With the built-in policy it
+// behaves exactly as MLInlineAdvisor.
 class MlbcInlineAdvisor final : public MLInlineAdvisor {
 public:
     MlbcInlineAdvisor(Module &M, ModuleAnalysisManager &MAM, std::unique_ptr<MLModelRunner> R,
-                      std::function<bool(CallBase &)> GetDefault, PipeRunner *Pipe,
+                      std::function<bool(CallBase &)> GetDefault, RtRunner *Rt,
                       bool IncludeDefault)
-        : MLInlineAdvisor(M, MAM, std::move(R), std::move(GetDefault)), Pipe(Pipe),
+        : MLInlineAdvisor(M, MAM, std::move(R), std::move(GetDefault)), Rt(Rt),
           IncludeDefault(IncludeDefault)
     {
     }
@@ -353,19 +405,19 @@ protected:
     std::unique_ptr<MLInlineAdvice> getAdviceFromModel(CallBase &CB,
                                                        OptimizationRemarkEmitter &ORE) override
     {
-        if (!Pipe)
+        if (!Rt)
             return MLInlineAdvisor::getAdviceFromModel(CB, ORE);
-        if (!Pipe->ok()) {
+        if (!Rt->ok()) {
             TheStats.Fallbacks++;
             return std::make_unique<MLInlineAdvice>(this, CB, ORE, GetDefaultAdvice(CB));
         }
         if (IncludeDefault)
             *ModelRunner->getTensor<int64_t>(NumberOfFeatures) = GetDefaultAdvice(CB);
         bool Advice = ModelRunner->evaluate<int64_t>() != 0;
-        if (Pipe->takeNewFailure())
+        if (Rt->takeNewFailure())
             std::fprintf(stderr, "%s: %s; using LLVM's default inlining heuristic from now on\n",
-                         PluginName, Pipe->error().c_str());
-        if (!Pipe->ok()) {
+                         PluginName, Rt->error().c_str());
+        if (!Rt->ok()) {
             TheStats.Fallbacks++;
             Advice = GetDefaultAdvice(CB);
         }
@@ -373,7 +425,7 @@ protected:
     }
 
 private:
-    PipeRunner *Pipe;
+    RtRunner *Rt;
     bool IncludeDefault;
 };
 
@@ -396,20 +448,23 @@ InlineAdvisor *advisorFactory(Module &M, FunctionAnalysisManager &FAM, InlinePar
     auto GetDefault = [&FAM, Params](CallBase &CB) { return defaultAdvice(CB, FAM, Params); };
 
     std::unique_ptr<MLModelRunner> Runner;
-    PipeRunner *Pipe = nullptr;
+    RtRunner *Rt = nullptr;
     std::vector<TensorSpec> Features = FeatureMap;
-    if (!S.Channel.empty()) {
-        if (S.IncludeDefault)
+    if (!S.Channel.empty() || !S.Model.empty()) {
+        bool Dev = !S.Channel.empty();
+        if (Dev && S.IncludeDefault)
             Features.push_back(DefaultDecisionSpec);
-        auto P = std::make_unique<PipeRunner>(Ctx, Features, InlineDecisionSpec, S.Channel,
-                                              S.TimeoutMs);
+        std::unique_ptr<RtRunner> P = Dev ? makePipeRunner(Ctx, Features, S)
+                                          : makeModelRunner(Ctx, Features, S);
         if (!P->ok()) {
-            Ctx.emitError(Twine(PluginName) + ": development mode: " + P->error());
+            Ctx.emitError(Twine(PluginName) + (Dev ? ": development mode: " : ": MLBC_MODEL " +
+                                               S.Model + ": ") + P->error());
             return nullptr;
         }
-        Pipe = P.get();
+        Rt = P.get();
         Runner = std::move(P);
-        TheStats.Mode = "development";
+        TheStats.Mode = Dev ? "development" : "release";
+        TheStats.Policy = Dev ? "" : S.Model;
     } else {
         static std::string Why;
         static int Usable = -1;
@@ -425,8 +480,8 @@ InlineAdvisor *advisorFactory(Module &M, FunctionAnalysisManager &FAM, InlinePar
     if (S.Stats)
         Runner = std::make_unique<TimedRunner>(Ctx, std::move(Runner), Features);
     TheStats.Advisors++;
-    return new MlbcInlineAdvisor(M, *CurrentMAM, std::move(Runner), GetDefault, Pipe,
-                                 S.IncludeDefault && Pipe);
+    return new MlbcInlineAdvisor(M, *CurrentMAM, std::move(Runner), GetDefault, Rt,
+                                 S.IncludeDefault && S.Channel.size());
 }
 
 // Runs at pipeline start: makes the inliner use advisorFactory for this module.

@@ -134,7 +134,8 @@ static const char *const mode_names[] = {"gcc", "never", "always", "model", "pip
 
 static struct {
     int mode = MODE_MODEL;
-    const char *model = NULL;       /* mode=model: a policy .so instead of the built-in one */
+    const char *model = NULL;       /* mode=model: a policy .so (or .onnx, compiled through
+                                       the runtime's cache) instead of the built-in one */
     const char *symbol = NULL;      /* its descriptor symbol */
     const char *channel = NULL;     /* mode=pipe: BASE of BASE.in/BASE.out */
     int timeout_ms = 10000;
@@ -758,7 +759,10 @@ static struct plugin_info info = {
     "mlbc_inline 1",
     "Inlining decisions by a policy (a model compiled by mlbc, or a host over pipes).\n"
     "  -fplugin-arg-mlbc_inline-mode=gcc|never|always|model|pipe   (default: model)\n"
-    "  -fplugin-arg-mlbc_inline-model=POLICY.so   a policy compiled by mlbc (cc -shared)\n"
+    "  -fplugin-arg-mlbc_inline-model=POLICY.so   a policy compiled by mlbc (cc -shared), or\n"
+    "                                             an ONNX model (.onnx, .onnxtxt) compiled at\n"
+    "                                             run time into mlbc's cache ($MLBC, $CC,\n"
+    "                                             $MLBC_CACHE_DIR)\n"
     "  -fplugin-arg-mlbc_inline-symbol=NAME_desc  its descriptor (default: from the file name)\n"
     "  -fplugin-arg-mlbc_inline-channel=BASE      development mode: BASE.in/BASE.out FIFOs\n"
     "  -fplugin-arg-mlbc_inline-timeout=MS        pipe timeout (default 10000)\n"

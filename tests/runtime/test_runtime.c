@@ -5,14 +5,20 @@
  *
  *   test_runtime checks SO         the built-in checks (SO: selector.so, the shared-object
  *                                  runner's model); "ok"/"FAIL" lines, then "N passed, M failed"
- *   test_runtime compare FILE N    N inliner samples (38 int64 each, graph order): prints the
- *                                  release runner's and the generated code's decision
+ *   test_runtime compare FILE N [ONNX]  N inliner samples (38 int64 each, graph order):
+ *                                  prints the release runner's and the generated code's
+ *                                  decision (and the ONNX runner's over ONNX)
+ *   test_runtime race MODEL CACHE  compiles MODEL into CACHE and runs it (ONNX runner race)
  *   test_runtime read FILE         dumps a training log or stream; "error: ..." and status 1
  *   test_runtime write FILE        writes the log described by the script on stdin
  *   test_runtime abuse FILE N      reads every prefix of FILE and N random mutations of it
  */
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "inliner.h"
 #include "internal.h"
@@ -409,6 +415,128 @@ static void test_shared_object(void)
     CHECK(!r && contains(err, "shared object"));
 }
 
+/* ---- the ONNX runner: models compiled at run time into a cache ------------------------- */
+
+/* The checks run in test_runtime.py's work folder, which holds copies of selector.onnxtxt and
+ * inliner.onnx and an empty folder onnx-cache; MLBC points at build/mlbc and MLBC_CACHE_DIR
+ * at a cache shared by the runs (for the defaults). */
+#define ONNX_CACHE "onnx-cache"
+
+static mlbc_runner *make_onnx(const char *symbol, const mlbc_tensor_spec *f, int n,
+                              const mlbc_tensor_spec *advice, const mlbc_release_options *o,
+                              char *err, size_t errlen)
+{
+    mlbc_onnx_options oo = {NULL, NULL, ONNX_CACHE, NULL, NULL, NULL};
+    return mlbc_runner_onnx("selector.onnxtxt", &oo, f, n, advice, o, err, errlen);
+}
+
+/* An .onnxtxt path where a .so is expected: compiled with the defaults. */
+static mlbc_runner *make_onnx_as_so(const char *symbol, const mlbc_tensor_spec *f, int n,
+                                    const mlbc_tensor_spec *advice,
+                                    const mlbc_release_options *o, char *err, size_t errlen)
+{
+    return mlbc_runner_shared_object("selector.onnxtxt", symbol, f, n, advice, o, err, errlen);
+}
+
+/* Shared objects and leftover temporary folders in a cache folder. */
+static int cache_entries(const char *dir, int *temps)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    *temps = 0;
+    while (d && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        n += len > 3 && !strcmp(e->d_name + len - 3, ".so");
+        *temps += !strncmp(e->d_name, "tmp.", 4);
+    }
+    if (d)
+        closedir(d);
+    return n;
+}
+
+static void test_onnx_cache(void)
+{
+    mlbc_onnx_options oo = {NULL, NULL, ONNX_CACHE, NULL, NULL, NULL};
+    char so[MLBC_PATH_MAX], again[MLBC_PATH_MAX], err[1024] = "";
+    struct stat before, after;
+    int temps;
+    CHECK(cache_entries(ONNX_CACHE, &temps) == 0);
+    if (!CHECK(mlbc_onnx_compile("selector.onnxtxt", &oo, so, sizeof so, err, sizeof err) == 1))
+        printf("  %s\n", err);
+    CHECK(contains(so, ONNX_CACHE "/selector.") && stat(so, &before) == 0);
+    /* The second time is a cache hit: same file, not rewritten. */
+    CHECK(mlbc_onnx_compile("selector.onnxtxt", &oo, again, sizeof again, err, sizeof err) == 0);
+    CHECK(!strcmp(so, again) && stat(again, &after) == 0 && after.st_ino == before.st_ino
+          && after.st_mtime == before.st_mtime);
+    /* Another name is another entry (the options are part of the key). */
+    oo.name = "sel2";
+    CHECK(mlbc_onnx_compile("selector.onnxtxt", &oo, again, sizeof again, err, sizeof err) == 1
+          && contains(again, "/sel2."));
+    CHECK(cache_entries(ONNX_CACHE, &temps) == 2 && temps == 0);
+    oo.name = "not-a-name";
+    CHECK(mlbc_onnx_compile("selector.onnxtxt", &oo, so, sizeof so, err, sizeof err) == -1
+          && contains(err, "'not-a-name' is not a C identifier"));
+}
+
+/* Every failure is an error message, and leaves the cache as it was. */
+static void test_onnx_errors(void)
+{
+    mlbc_onnx_options oo = {NULL, NULL, ONNX_CACHE, "fresh", NULL, NULL};
+    mlbc_tensor_spec f[2], decision = mlbc_spec("decision", MLBC_INT64, 1, one);
+    char so[MLBC_PATH_MAX], err[1024];
+    int n0, temps;
+    FILE *bad = fopen("refused.onnxtxt", "w");
+    selector_specs(f);
+    n0 = cache_entries(ONNX_CACHE, &temps);
+    if (bad) {
+        fputs("<ir_version: 8, opset_import: [\"\" : 17]>\nrefused (float[2] x) => (float[2] y)\n"
+              "{\n  y = NoSuchOp (x)\n}\n", bad);
+        fclose(bad);
+    }
+    CHECK(mlbc_onnx_compile("no/such.onnx", &oo, so, sizeof so, err, sizeof err) == -1
+          && contains(err, "'no/such.onnx'") && contains(err, "No such file"));
+    CHECK(mlbc_onnx_compile("refused.onnxtxt", &oo, so, sizeof so, err, sizeof err) == -1
+          && contains(err, "mlbc: error: refused.onnxtxt") && contains(err, "NoSuchOp"));
+    oo.cc = "no-such-cc -O1";
+    CHECK(mlbc_onnx_compile("selector.onnxtxt", &oo, so, sizeof so, err, sizeof err) == -1
+          && contains(err, "cannot run 'no-such-cc'") && contains(err, "set CC"));
+    oo.cc = "cc -no-such-flag";
+    CHECK(mlbc_onnx_compile("selector.onnxtxt", &oo, so, sizeof so, err, sizeof err) == -1
+          && contains(err, "compiling the generated C failed") && contains(err, "no-such-flag"));
+    oo.cc = NULL;
+    oo.mlbc = "/no/such/mlbc";
+    CHECK(mlbc_onnx_compile("selector.onnxtxt", &oo, so, sizeof so, err, sizeof err) == -1
+          && contains(err, "cannot run '/no/such/mlbc'") && contains(err, "set MLBC"));
+    oo.mlbc = "true";
+    CHECK(mlbc_onnx_compile("selector.onnxtxt", &oo, so, sizeof so, err, sizeof err) == -1
+          && contains(err, "is it mlbc?"));
+    oo.mlbc = NULL;
+    CHECK(cache_entries(ONNX_CACHE, &temps) == n0 && temps == 0);
+    /* A cache folder that cannot be made (a file in the way), or written (not for root). */
+    oo.cache_dir = "selector.onnxtxt/cache";
+    CHECK(mlbc_onnx_compile("selector.onnxtxt", &oo, so, sizeof so, err, sizeof err) == -1
+          && contains(err, "cannot create the cache folder 'selector.onnxtxt/cache'"));
+    if (geteuid() != 0 && (mkdir("onnx-ro", 0500) == 0 || errno == EEXIST)) {
+        oo.cache_dir = "onnx-ro";
+        CHECK(mlbc_onnx_compile("selector.onnxtxt", &oo, so, sizeof so, err, sizeof err) == -1
+              && contains(err, "cannot write in the cache folder 'onnx-ro'"));
+    }
+    /* ... and through the runner's usual error */
+    CHECK(!mlbc_runner_onnx("no/such.onnx", NULL, f, 2, &decision, NULL, err, sizeof err)
+          && contains(err, "no/such.onnx"));
+    CHECK(!mlbc_runner_shared_object("refused.onnxtxt", NULL, f, 2, &decision, NULL, err,
+                                     sizeof err) && contains(err, "NoSuchOp"));
+}
+
+static void test_onnx_runner(void)
+{
+    test_onnx_cache();
+    test_selector(make_onnx, NULL);         /* the same outputs as the linked-in model */
+    test_selector(make_onnx_as_so, NULL);
+    test_onnx_errors();
+}
+
 /* ---- a model on its own: mlbc_model_open, mlbc_model_check ---------------------------- */
 
 static void test_model_check(void)
@@ -526,6 +654,68 @@ static void test_env(void)
     CHECK(mlbc_env_run(NULL, &env, agents, 2, 100) == -1);
     mlbc_runner_free(agents[0]);
     mlbc_runner_free(agents[1]);
+}
+
+/* The same toy environment, its agents named by label and bound to models by path: the
+ * inliner compiled from inliner.onnx, the selector from its shared object. */
+static int label_index(const char *label)
+{
+    return strcmp(label, "inliner") == 0 ? 0 : 1;
+}
+
+static const char *toy_label(void *e)
+{
+    toy_env *t = e;
+    return t->turn == 0 ? "inliner" : t->b == 99 ? "nobody" : "selector";
+}
+
+static int toy_observe_label(void *e, const char *label, mlbc_runner *r)
+{
+    return toy_observe(e, label_index(label), r);
+}
+
+static int toy_step_label(void *e, const char *label, const void *advice)
+{
+    return toy_step(e, label_index(label), advice);
+}
+
+static void test_env_labels(void)
+{
+    static const mlbc_env_label_ops ops = {toy_reset, toy_label, toy_observe_label,
+                                           toy_step_label, toy_done};
+    mlbc_tensor_spec specs[64], f[2], advice = decision_spec();
+    mlbc_tensor_spec decision = mlbc_spec("decision", MLBC_INT64, 1, one);
+    mlbc_release_options opt = {"feed_", "fetch_", "size"};
+    mlbc_agent_spec agents[2] = {{"inliner", "inliner.onnx", specs, 0, &advice, NULL},
+                                 {"selector", so_path, f, 2, &decision, &opt}};
+    toy_env env = {0, 10, 0, 0, 0, 0, 1};
+    char err[1024] = "";
+    mlbc_agents *a;
+    agents[0].nfeatures = inliner_specs(specs);
+    selector_specs(f);
+    a = mlbc_agents_open(agents, 2, NULL, err, sizeof err);
+    if (!CHECK(a != NULL)) {
+        printf("  %s\n", err);
+        return;
+    }
+    CHECK(mlbc_agents_count(a) == 2 && mlbc_agents_index(a, "selector") == 1
+          && !strcmp(mlbc_agents_label(a, 0), "inliner") && !mlbc_agents_label(a, 2));
+    CHECK(mlbc_agents_runner(a, "inliner") && !mlbc_agents_runner(a, "regalloc"));
+    CHECK(mlbc_env_run_labels(&ops, &env, a, 100) == 10 && env.defaults == 0);
+    CHECK(env.inlined >= 5);
+    env.b = 7;                          /* the selector model fails: default decisions */
+    CHECK(mlbc_env_run_labels(&ops, &env, a, 100) == 10 && env.defaults == 5);
+    env.b = 99;                         /* an unknown label ends the episode */
+    CHECK(mlbc_env_run_labels(&ops, &env, a, 100) == -1);
+    CHECK(mlbc_env_run_labels(NULL, &env, a, 100) == -1);
+    mlbc_agents_free(a);
+    agents[1].label = "inliner";
+    CHECK(!mlbc_agents_open(agents, 2, NULL, err, sizeof err)
+          && contains(err, "two agents are labelled 'inliner'"));
+    agents[1].label = "selector";
+    agents[1].model = "no/such.onnx";
+    CHECK(!mlbc_agents_open(agents, 2, NULL, err, sizeof err)
+          && contains(err, "agent 'selector': ") && contains(err, "no/such.onnx"));
 }
 
 /* ---- JSON ------------------------------------------------------------------------------- */
@@ -772,8 +962,10 @@ static int run_checks(const char *so)
     test_release_binding();
     test_selector(make_release, NULL);
     test_shared_object();
+    test_onnx_runner();
     test_model_check();
     test_env();
+    test_env_labels();
     test_json_writer();
     test_json_reader();
     test_logger_round_trip();
@@ -784,30 +976,65 @@ static int run_checks(const char *so)
 
 /* ---- modes driven by test_runtime.py ---------------------------------------------------- */
 
-static int compare(const char *path, int n)
+/* The inliner's decisions on N samples: the release runner's, the generated code's and, with
+ * an ONNX path, the ONNX runner's over that model. */
+static int compare(const char *path, int n, const char *onnx)
 {
     mlbc_tensor_spec specs[64], advice = decision_spec();
-    char err[256];
+    char err[1024] = "";
     int nf = inliner_specs(specs);
     mlbc_runner *r = mlbc_runner_release(&inliner_desc, specs, nf, &advice, NULL, err, sizeof err);
+    mlbc_runner *o = onnx ? mlbc_runner_onnx(onnx, NULL, specs, nf, &advice, NULL, err,
+                                             sizeof err) : NULL;
     FILE *in = fopen(path, "rb");
-    if (!r || !in) {
-        fprintf(stderr, "error: %s\n", r ? "cannot open input" : err);
+    if (!r || !in || (onnx && !o)) {
+        fprintf(stderr, "error: %s\n", r && !err[0] ? "cannot open input" : err);
         return 1;
     }
     for (int k = 0; k < n; k++) {
         int64_t v[38];
-        const int64_t *a;
+        const int64_t *a, *b = NULL;
         if (fread(v, 8, 38, in) != 38)
             return 1;
-        for (int i = 0; i < nf; i++)
+        for (int i = 0; i < nf; i++) {
             memcpy(mlbc_runner_input(r, i), &v[i], 8);
+            if (o)
+                memcpy(mlbc_runner_input(o, i), &v[i], 8);
+        }
         a = mlbc_runner_evaluate(r);
-        printf("%lld %lld\n", a ? (long long)*a : -1LL, (long long)direct_decision(v));
+        if (o)
+            b = mlbc_runner_evaluate(o);
+        printf("%lld %lld", a ? (long long)*a : -1LL, (long long)direct_decision(v));
+        printf(o ? " %lld\n" : "\n", b ? (long long)*b : -1LL);
     }
     fclose(in);
     mlbc_runner_free(r);
+    mlbc_runner_free(o);
     return 0;
+}
+
+/* One of several processes started at once on an empty cache: compiles (or finds) MODEL in
+ * CACHE, then runs it once. Prints "compiled" or "cached" and the decision. */
+static int race(const char *model, const char *cache)
+{
+    mlbc_onnx_options oo = {NULL, NULL, cache, NULL, NULL, NULL};
+    mlbc_tensor_spec f[2], decision = mlbc_spec("decision", MLBC_INT64, 1, one);
+    mlbc_release_options opt = {"feed_", "fetch_", "size"};
+    char so[MLBC_PATH_MAX], err[1024];
+    const int64_t *a;
+    mlbc_runner *r;
+    int rc = mlbc_onnx_compile(model, &oo, so, sizeof so, err, sizeof err);
+    selector_specs(f);
+    if (rc < 0 || !(r = mlbc_runner_onnx(model, &oo, f, 2, &decision, &opt, err, sizeof err))) {
+        fprintf(stderr, "error: %s\n", err);
+        return 1;
+    }
+    ((float *)mlbc_runner_input(r, 0))[1] = 1.0f;
+    *(int64_t *)mlbc_runner_input(r, 1) = 1;
+    a = mlbc_runner_evaluate(r);
+    printf("%s %lld\n", rc ? "compiled" : "cached", a ? (long long)*a : -1LL);
+    mlbc_runner_free(r);
+    return a ? 0 : 1;
 }
 
 static void print_bytes(const void *p, size_t n)
@@ -1007,15 +1234,17 @@ int main(int argc, char **argv)
 {
     if (argc == 3 && !strcmp(argv[1], "checks"))
         return run_checks(argv[2]);
-    if (argc == 4 && !strcmp(argv[1], "compare"))
-        return compare(argv[2], atoi(argv[3]));
+    if ((argc == 4 || argc == 5) && !strcmp(argv[1], "compare"))
+        return compare(argv[2], atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+    if (argc == 4 && !strcmp(argv[1], "race"))
+        return race(argv[2], argv[3]);
     if (argc == 3 && !strcmp(argv[1], "read"))
         return read_log(argv[2]);
     if (argc == 3 && !strcmp(argv[1], "write"))
         return write_log(argv[2]);
     if (argc == 4 && !strcmp(argv[1], "abuse"))
         return abuse(argv[2], atoi(argv[3]));
-    fprintf(stderr, "usage: test_runtime checks SO | compare FILE N | read FILE | write FILE"
-                    " | abuse FILE N\n");
+    fprintf(stderr, "usage: test_runtime checks SO | compare FILE N [ONNX] | race MODEL CACHE"
+                    " | read FILE | write FILE | abuse FILE N\n");
     return 2;
 }
