@@ -233,6 +233,64 @@ def tanh_accuracy(mlbc, work):
           "inputs (max %d ulp)" % (n, err.max()), "at x = %r" % x[ok][err.argmax()])
 
 
+def special_values():
+    """Initializers whose bits a decimal literal would not keep: NaN payloads, -0.0, denormals,
+    float16 raw bits, the extreme integers."""
+    f32 = np.array([0x7fc00001, 0xffa00000, 0x80000000, 0x00000001, 0x7f800000, 0x3f800000,
+                    0x7f812345], dtype=np.uint32).view(np.float32)
+    f64 = np.array([0x7ff8000000000001, 0x8000000000000000, 0x0000000000000001,
+                    0x3ff0000000000001], dtype=np.uint64).view(np.float64)
+    f16 = np.array([0x7e01, 0x8000, 0x0001, 0xfc00, 0x3c00], dtype=np.uint16).view(np.float16)
+    i64 = np.array([-2**63, 2**63 - 1, -1, 0], dtype=np.int64)
+    u64 = np.array([2**64 - 1, 2**63], dtype=np.uint64)
+    i8 = np.array([-128, 127, 0, -1], dtype=np.int8)
+    b = np.array([True, False, True])
+    return [f32, f64, f16, i64, u64, i8, b]
+
+
+BITS_C = r"""
+#include <stdio.h>
+#include "bits.h"
+int main(int argc, char **argv)
+{
+    static bits_ctx c;
+    int i;
+    bits_init(&c);
+    (void)argc; (void)argv;
+    if (bits_run(&c))
+        return 3;
+    for (i = 0; i < bits_desc.num_results; i++)
+        fwrite(bits_result_data(&c, i), 1, (size_t)bits_desc.results[i].bytes, stdout);
+    return 0;
+}
+"""
+
+
+def check_exact_bits(mlbc, work):
+    """The weights reach the generated code bit for bit (they are stored as bytes)."""
+    vals = special_values()
+    inits = [onnx.numpy_helper.from_array(v, "c%d" % i) for i, v in enumerate(vals)]
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["c%d" % i], ["y%d" % i]) for i in range(len(vals))],
+        "bits", [], [helper.make_tensor_value_info("y%d" % i, t.data_type, list(v.shape))
+                     for i, (v, t) in enumerate(zip(vals, inits))], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(work, "bits.onnx"))
+    with open(os.path.join(work, "bits_main.c"), "w") as f:
+        f.write(BITS_C)
+    want = b"".join(v.tobytes() for v in vals)
+    r = sh([mlbc, "bits.onnx", "-o", "bits.c"], cwd=work)
+    for cc in ("gcc", "clang-19"):
+        if r.returncode == 0:
+            r = sh([cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2",
+                    "bits_main.c", "bits.c", "-o", "bits", "-lm"], cwd=work)
+        got = subprocess.run([os.path.join(work, "bits")], capture_output=True) \
+            if r.returncode == 0 else r
+        check(r.returncode == 0 and got.returncode == 0 and got.stdout == want,
+              "weights keep their exact bits (NaN payloads, -0.0, float16, int64; %s)" % cc,
+              r.stderr or got.returncode)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -327,6 +385,7 @@ def main():
 
     check_bucketize(mlbc, work)
     check_unused_outputs(mlbc, work)
+    check_exact_bits(mlbc, work)
 
     tanh_accuracy(mlbc, work)
     print("%d passed, %d failed" % (passed, failed))
