@@ -27,7 +27,7 @@ from onnx import helper, numpy_helper, TensorProto  # noqa: E402
 SIZES = {
     "1m": [512, 1024, 512],
     "11m": [1024, 2048, 2048, 2048, 512],
-    "100m": [4096, 5120, 5120, 5120, 4096],
+    "100m": [5120, 5120, 5120, 5120, 5120],
 }
 
 
@@ -94,9 +94,13 @@ def measure(mlbc, d, name, mode, params):
                                  for s, o in zip(sources, objs)])
     csize = sum(os.path.getsize(s) for s in sources)
     osize = sum(os.path.getsize(o) for o in objs)
+    wsize = os.path.getsize(out + ".bin") if mode == "file" else 0
     print(f"{name:>5} {params:>11,} {mode:>8} | {t_mlbc:7.2f} s {r_mlbc:7.0f} MB | "
           f"{t_cc:7.2f} s {r_cc:7.0f} MB | {csize / 1e6:8.1f} MB C {osize / 1e6:8.2f} MB obj "
-          f"({osize / params:.2f} B/param)", flush=True)
+          f"({osize / params:.2f} B/param)" +
+          (f" + {wsize / 1e6:.1f} MB weights file" if wsize else ""), flush=True)
+    for p in sources + objs + ([out + ".bin"] if wsize else []):
+        os.remove(p)
 
 
 def main():
@@ -114,6 +118,7 @@ def main():
         params = make_mlp(SIZES[name], os.path.join(d, f"{name}.onnx"))
         for mode in a.modes.split(","):
             measure(mlbc, d, name, mode, params)
+        os.remove(os.path.join(d, f"{name}.onnx"))
     if not a.keep:
         subprocess.run(["rm", "-rf", d])
 

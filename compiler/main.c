@@ -19,6 +19,8 @@ static const char usage[] =
     "  --print              print the model in ONNX textual syntax and exit\n"
     "  --info               print inputs, outputs, parameters, FLOPs and scratch bytes\n"
     "  --emit-onnx PATH     write the loaded model as binary ONNX\n"
+    "  --weights-file PATH  write the weights to PATH (a binary file) instead of OUT.c; the\n"
+    "                       code loads them at run time (NAME_weights_load, see OUT.h)\n"
     "  -v                   phase timings, and progress when writing takes long\n"
     "  -h, --help           this help\n"
     "  --version            print the version\n";
@@ -81,6 +83,8 @@ static Args parse_args(int argc, char **argv)
             a.print = 1;
         } else if (!strcmp(s, "--info")) {
             a.info = 1;
+        } else if (!strcmp(s, "--weights-file")) {
+            a.opt.weights_file = need_value(argc, argv, &i);
         } else if (!strcmp(s, "-v")) {
             a.opt.verbose = 1;
         } else if (!strcmp(s, "--emit-onnx")) {

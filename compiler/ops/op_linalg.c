@@ -218,6 +218,9 @@ static void pack_b(const void *arg, void *dst)
     const Prod *p = &pk->p;
     int64_t pw = pk->fma ? FMA_PANEL : PANEL, full = p->N / pw, rem = p->N % pw;
     int ints = !(p->ct == DT_FLOAT || p->ct == DT_DOUBLE);
+    /* float to float, by far the most common, without the generic accessors (100M
+     * parameters: 0.4 s instead of 3) */
+    const float *bf = p->B->dt == DT_FLOAT && p->ct == DT_FLOAT ? p->B->data : NULL;
     int64_t count = 0;
     for (int64_t mat = 0; mat < p->nmat_b; mat++)
         for (int64_t pn = 0; pn < (pk->transposed ? p->N : full + 1); pn++) {
@@ -231,7 +234,9 @@ static void pack_b(const void *arg, void *dst)
                     if (col >= p->N || k >= p->K)
                         continue;               /* dst is zeroed */
                     int64_t at = mat * p->K * p->N + k * p->sbk + col * p->sbn;
-                    if (ints)
+                    if (bf)
+                        ((float *)dst)[count] = bf[at];
+                    else if (ints)
                         set_acc(dst, count, p->ct, 0, value_get_i(p->B, at) -
                                 (p->zb ? value_get_i(p->zb, col * p->zbn) : 0));
                     else
