@@ -245,7 +245,9 @@ def special_values():
     u64 = np.array([2**64 - 1, 2**63], dtype=np.uint64)
     i8 = np.array([-128, 127, 0, -1], dtype=np.int8)
     b = np.array([True, False, True])
-    return [f32, f64, f16, i64, u64, i8, b]
+    # the string literal's escapes: short octal before a digit, quotes, trigraphs
+    u8 = np.frombuffer(b"\0" + b"1\7" + b"7\10" + b"0\77" + b"5\377" + b"0??=\"\\?\n9", dtype=np.uint8)
+    return [f32, f64, f16, i64, u64, i8, b, u8]
 
 
 BITS_C = r"""
@@ -341,16 +343,17 @@ int main(int argc, char **argv)
 """
 
 
-def build_run(mlbc, work, model, name, weights=None, cc="gcc"):
-    """mlbc MODEL -n NAME [--weights-file WEIGHTS], then RUN_C built with it: the program's
-    path, or the failed step's CompletedProcess."""
+def build_run(mlbc, work, model, name, weights=None, cc="gcc", opt="-O0"):
+    """mlbc MODEL -n NAME [--weights-file WEIGHTS], then RUN_C built with it (-O0 unless
+    said: the bits do not depend on it, and it compiles fast): the program's path, or the
+    failed step's CompletedProcess."""
     extra = ["--weights-file", weights] if weights else []
     r = sh([mlbc, model, "-o", name + ".c", "-n", name] + extra, cwd=work)
     if r.returncode:
         return r
     with open(os.path.join(work, name + "_run.c"), "w") as f:
         f.write(RUN_C.replace("NAME", name))
-    r = sh([cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2"] +
+    r = sh([cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", opt] +
            (["-DWEIGHTS_FILE"] if weights else []) +
            [name + "_run.c", name + ".c", "-o", name, "-lm"], cwd=work)
     return r if r.returncode else os.path.join(work, name)
@@ -388,12 +391,19 @@ def check_weights_file(mlbc, work):
     mlp_model(retrained, seed=1)
     mlp_model(other, act="Tanh")          # the same weights' shapes, another architecture
     for cc in ("gcc", "clang-19"):
-        emb, prog = build_run(mlbc, work, mlp, "wemb", cc=cc), \
-            build_run(mlbc, work, mlp, "wfile", "wfile.bin", cc=cc)
+        emb, prog = build_run(mlbc, work, mlp, "wemb", cc=cc, opt="-O2"), \
+            build_run(mlbc, work, mlp, "wfile", "wfile.bin", cc=cc, opt="-O2")
         a, b = run_bytes(emb), run_bytes(prog, os.path.join(work, "wfile.bin"))
         check(a.returncode == 0 and b.returncode == 0 and a.stdout == b.stdout and a.stdout,
               "--weights-file: bit-identical to the embedded build (%s, -Wall -Wextra -pedantic)"
               % cc, (a.stderr, b.stderr))
+    for m in ("cnn_small", "lstm_seq"):      # Conv; LSTM's panels packed from W and R
+        model = os.path.join(mlbctest.ROOT, "models", m + ".onnx")
+        e = run_bytes(build_run(mlbc, work, model, "x" + m))
+        f = run_bytes(build_run(mlbc, work, model, "xf" + m, "xf.bin"), os.path.join(work, "xf.bin"))
+        check(e.returncode == 0 and f.returncode == 0 and e.stdout == f.stdout,
+              "--weights-file: bit-identical to the embedded build (models/%s.onnx)" % m,
+              (e.stderr, f.stderr))
     if not isinstance(prog, str):
         return
     code = open(os.path.join(work, "wfile.c")).read()
