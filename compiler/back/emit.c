@@ -615,11 +615,11 @@ static void emit_c_tail(Emit *e, const char *N, Output *out)
 }
 
 /* What a weights file must match: everything the code computes with (kernels, the run
- * function, the weights' layout), not the weights' values. */
-static uint64_t fingerprint(Emit *e, const char *N)
+ * function, the weights' layout), not the weights' values nor the symbol prefix. */
+static uint64_t fingerprint(Emit *e)
 {
     Buf layout = {0};
-    weights_struct(&layout, e->weights, N);
+    weights_struct(&layout, e->weights, "NAME");
     uint64_t h = fnv1a(0xcbf29ce484222325ULL, layout.p);
     h = fnv1a(h, e->kernels.p);
     return fnv1a(h, e->body.p);
@@ -643,7 +643,7 @@ void emit_model(Model *m, const Options *o, int64_t scratch, Output *out, const 
     copy_results(&e);
     if (o->weights_file && !out->w.bytes)
         out->w.bytes = 64;              /* a file has a payload, struct NAME_weights a member */
-    out->fingerprint = e.fingerprint = fingerprint(&e, N);
+    out->fingerprint = e.fingerprint = fingerprint(&e);
 
     char *guard = strf("%s_H", N);
     for (char *p = guard; *p; p++)
