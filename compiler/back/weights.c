@@ -315,37 +315,36 @@ static void write_c(FILE *f, const Output *out, const Options *o)
     fwrite(out->c_tail.p, 1, out->c_tail.len, f);
 }
 
-typedef struct Pending {
-    const char *path, *tmp;
-} Pending;
+/* The temporaries being written: removed at exit unless renamed, so that dying anywhere
+ * (a pack running out of memory, a full disk) leaves no output behind. */
+static const char *pending[3];
+static int npending;
 
-static void discard(Pending *p, int n)
+static void remove_pending(void)
 {
-    for (int i = 0; i < n; i++)
-        unlink(p[i].tmp);
+    for (int i = 0; i < npending; i++)
+        if (pending[i])
+            unlink(pending[i]);
 }
 
-/* Writes one output to its temporary name with fn; on failure removes every temporary. */
-static void write_one(Pending *p, int *n, const char *path,
-                      void (*fn)(FILE *, const Output *, const Options *), const Output *out,
-                      const Options *o)
+/* Writes one output to a temporary name with fn; returns that name. */
+static const char *write_one(const char *path,
+                             void (*fn)(FILE *, const Output *, const Options *),
+                             const Output *out, const Options *o)
 {
-    Pending *q = &p[(*n)++];
-    q->path = path;
-    q->tmp = strf("%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(q->tmp, "wb");
-    int err = 0;
-    if (f) {
-        fn(f, out, o);
-        err = ferror(f) ? errno : 0;
-        if (fclose(f) && !err)
-            err = errno;
-    }
-    if (!f || err) {
-        int e = f ? err : errno;
-        discard(p, *n);
-        die("cannot write '%s': %s", path, strerror(e ? e : EIO));
-    }
+    if (!npending)
+        atexit(remove_pending);
+    const char *tmp = pending[npending++] = strf("%s.tmp%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        die("cannot write '%s': %s", path, strerror(errno));
+    fn(f, out, o);
+    int err = ferror(f) ? (errno ? errno : EIO) : 0;
+    if (fclose(f) && !err)
+        err = errno ? errno : EIO;
+    if (err)
+        die("cannot write '%s': %s", path, strerror(err));
+    return tmp;
 }
 
 static void write_h(FILE *f, const Output *out, const Options *o)
@@ -356,18 +355,23 @@ static void write_h(FILE *f, const Output *out, const Options *o)
 
 void write_output(const Output *out, const Options *o, const char *c_path, const char *h_path)
 {
-    Pending p[3];
+    const char *paths[3], *tmps[3];
     int n = 0;
-    if (o->weights_file)
-        write_one(p, &n, o->weights_file, write_weights_file, out, o);
-    write_one(p, &n, h_path, write_h, out, o);
-    write_one(p, &n, c_path, write_c, out, o);
-    for (int i = 0; i < n; i++)
-        if (rename(p[i].tmp, p[i].path)) {
+    if (o->weights_file) {
+        paths[n] = o->weights_file;
+        tmps[n++] = write_one(o->weights_file, write_weights_file, out, o);
+    }
+    paths[n] = h_path;
+    tmps[n++] = write_one(h_path, write_h, out, o);
+    paths[n] = c_path;
+    tmps[n++] = write_one(c_path, write_c, out, o);
+    for (int i = 0; i < n; i++) {
+        if (rename(tmps[i], paths[i])) {
             int e = errno;
             for (int k = 0; k < i; k++)
-                unlink(p[k].path);
-            discard(p + i, n - i);
-            die("cannot write '%s': %s", p[i].path, strerror(e));
+                unlink(paths[k]);
+            die("cannot write '%s': %s", paths[i], strerror(e));
         }
+        pending[i] = NULL;
+    }
 }
