@@ -10,7 +10,6 @@
 #define MLBC_MAX_INPUT_BYTES (1LL << 31)      /* model file size */
 #define MLBC_ALIGN 64                         /* scratch buffers start on this boundary */
 #define MLBC_BLAS_MIN_FLOPS 4096              /* --blas: products at least this big use BLAS */
-#define MLBC_MAX_WEIGHTS_PER_LINE 8           /* layout of emitted constant arrays */
 #define MLBC_COMMENT_WIDTH 100                /* generated comments wrap at this column */
 #define MLBC_MAX_UNROLLED_NODES 50000         /* nodes (+1 per subgraph copy) one If/Loop/Scan
                                                  may lower into */

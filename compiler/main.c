@@ -19,6 +19,9 @@ static const char usage[] =
     "  --print              print the model in ONNX textual syntax and exit\n"
     "  --info               print inputs, outputs, parameters, FLOPs and scratch bytes\n"
     "  --emit-onnx PATH     write the loaded model as binary ONNX\n"
+    "  --weights-file PATH  write the weights to PATH (a binary file) instead of OUT.c; the\n"
+    "                       code loads them at run time (NAME_weights_load, see OUT.h)\n"
+    "  -v                   phase timings, and progress when writing takes long\n"
     "  -h, --help           this help\n"
     "  --version            print the version\n";
 
@@ -80,6 +83,10 @@ static Args parse_args(int argc, char **argv)
             a.print = 1;
         } else if (!strcmp(s, "--info")) {
             a.info = 1;
+        } else if (!strcmp(s, "--weights-file")) {
+            a.opt.weights_file = need_value(argc, argv, &i);
+        } else if (!strcmp(s, "-v")) {
+            a.opt.verbose = 1;
         } else if (!strcmp(s, "--emit-onnx")) {
             a.emit_onnx = need_value(argc, argv, &i);
         } else if (s[0] == '-' && s[1]) {
@@ -139,7 +146,11 @@ static Onnx__ModelProto *load(const Args *a)
     if (read_file(a->model, &data, &len))
         die("cannot read the model: %s", strerror(errno));
     int text = a->format ? !strcmp(a->format, "text") : !looks_binary(data, len);
-    return text ? parse_text(data, len) : load_binary(data, len);
+    if (text)
+        return parse_text(data, len);
+    Onnx__ModelProto *m = load_binary(data, len);
+    free(data);                         /* the model holds its own copy of the bytes */
+    return m;
 }
 
 static void write_or_die(const char *path, const char *data, size_t len)
@@ -209,9 +220,20 @@ static const char *header_path(const Args *a)
     return strf("%s.h", a->out);
 }
 
+/* -v: how long the phase that ends now took. */
+static void phase(const Options *o, const char *what)
+{
+    static double last = -1;
+    double t = now_seconds();
+    if (last >= 0 && o->verbose)
+        fprintf(stderr, "mlbc: %-8s %7.3f s\n", what, t - last);
+    last = t;
+}
+
 int main(int argc, char **argv)
 {
     Args a = parse_args(argc, argv);
+    phase(&a.opt, "start");
     diag_file = a.model;
     if (!a.opt.name)
         a.opt.name = default_name(a.model);
@@ -219,6 +241,7 @@ int main(int argc, char **argv)
         die_usage("--name '%s' is not a C identifier", a.opt.name);
 
     Onnx__ModelProto *proto = load(&a);
+    phase(&a.opt, "load");
     if (a.print) {
         Buf b = {0};
         print_text(&b, proto);
@@ -232,12 +255,15 @@ int main(int argc, char **argv)
     /* The pipeline: one line per pass. */
     Model *m = import_model(proto);     /* import.c: protobuf -> graph IR */
     Graph *g = m->g;
+    phase(&a.opt, "import");
     bind_ops(g);                        /* infer.c: each node's operator, or an error */
     infer_graph(g);                     /* infer.c, lower.c: shapes, folding, control flow */
+    phase(&a.opt, "infer");
     remove_dead(g);                     /* dead.c: drop what nothing needs */
     if (fuse_graph(g))                  /* fuse.c: exact pattern fusions */
         remove_dead(g);
     int64_t scratch = plan_memory(g);   /* plan.c: one scratch arena for intermediates */
+    phase(&a.opt, "passes");
     if (a.info)
         info(m, scratch);
     if (!a.out) {
@@ -247,14 +273,12 @@ int main(int argc, char **argv)
     }
     const char *hpath = header_path(&a);
     const char *hname = strrchr(hpath, '/') ? strrchr(hpath, '/') + 1 : hpath;
-    Buf c = {0}, h = {0};
-    emit_model(m, &a.opt, scratch, &c, &h, hname);     /* emit.c: C file and header */
+    Output out = {0};
+    emit_model(m, &a.opt, scratch, &out, hname);     /* emit.c: the code, the weights' table */
+    phase(&a.opt, "emit");
     if (a.emit_onnx)
         emit_onnx(a.emit_onnx, proto);
-    write_or_die(hpath, h.p, h.len);
-    if (write_file_atomic(a.out, c.p, c.len)) {
-        remove(hpath);
-        die("cannot write '%s': %s", a.out, strerror(errno));
-    }
+    write_output(&out, &a.opt, a.out, hpath);        /* weights.c: the files, streamed */
+    phase(&a.opt, "write");
     return 0;
 }

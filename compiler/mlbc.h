@@ -338,8 +338,9 @@ const char *fused(DType calc, const char *a, const char *b, const char *c);
 const char *libm_suffix(const char *expr, DType calc); /* each '@' in expr -> libm_sfx(calc) */
 const char *float_lit(double x, DType calc); /* exact float/double literal; INFINITY, NAN */
 void buf_float_lit(Buf *b, double x, DType calc); /* the same, appended to b */
-/* Append a constant of accumulator type ct: f for float/double, else i as uint32/uint64. */
-void buf_acc_lit(Buf *b, DType ct, double f, int64_t i);
+/* Element idx of an array of accumulator type ct (a packed weight) set to f for float and
+ * double, else to i converted as C converts it. */
+void set_acc(void *dst, int64_t idx, DType ct, double f, int64_t i);
 int pow2ceil(int64_t x);                /* smallest power of two >= x (1 for x <= 1) */
 /* Floats from one 16-column panel of a packed mlbc_gemm_f32 operand to the next, for K rows:
  * 16 K, plus one cache line when that is a multiple of 1 KiB, so that the panels a tile reads
@@ -389,11 +390,54 @@ typedef struct Options {
     const char *name;                   /* symbol prefix */
     int blas;
     int cxx_wrapper;
+    const char *weights_file;           /* --weights-file PATH, or NULL: weights embedded */
+    int verbose;                        /* -v */
 } Options;
 
+/* ---- weights (weights.c) ------------------------------------------------------------------
+ * Every constant array the generated code reads is one member of struct NAME_weights (at a
+ * 64-byte offset if it has 64 bytes or more). The bytes are written after the code, streamed:
+ * as one string literal in OUT.c, or as the payload of the weights file (--weights-file). An
+ * array holds the model's own data, or a function that packs it (a re-laid-out matrix) when
+ * it is written, so mlbc never holds a second copy of the weights. */
+typedef void (*PackFn)(const void *arg, void *dst);  /* writes an array's elements to dst */
+typedef struct WeightArray {
+    const char *name, *doc;             /* member name; comment (tensor, layout) */
+    DType dt;                           /* element type */
+    int64_t count, offset;              /* elements; bytes from the start of the struct */
+    const void *data;                   /* the bytes, or NULL: pack(arg, dst) makes them */
+    PackFn pack;
+    const void *arg;
+} WeightArray;
+typedef struct WeightTable {
+    WeightArray *a;
+    int n, cap;
+    int64_t end;                        /* where the last array ends */
+    int64_t bytes;                      /* the struct's size, a multiple of 64 */
+} WeightTable;
+void weights_add(WeightTable *t, WeightArray a);       /* lays a out after the others */
+/* struct NAME_weights and a check of its size, for the .c (embedded) or the .h (file). */
+void weights_struct(Buf *b, const WeightTable *t, const char *N);
+/* The generated code: OUT.h; OUT.c before and after the weights' bytes (which go between the
+ * two, or to the weights file); the fingerprint of the code (what a weights file must match). */
+typedef struct Output {
+    Buf h, c_head, c_tail;
+    WeightTable w;
+    uint64_t fingerprint;
+} Output;
+uint64_t fnv1a(uint64_t h, const char *s);              /* the fingerprint's hash, over s */
+/* Writes OUT.h, OUT.c and with o->weights_file the weights file, each to a temporary name
+ * renamed at the end; on error none is left behind and mlbc dies. */
+void write_output(const Output *out, const Options *o, const char *c_path, const char *h_path);
+double now_seconds(void);               /* a monotonic clock, for -v */
+void progress(const Options *o, const char *what, double done, double total);
+
 /* emit.c: the C file and header of a planned graph (scratch: plan_memory's bytes) */
-void emit_model(Model *m, const Options *o, int64_t scratch, Buf *c_out, Buf *h_out,
-                const char *h_name);
+void emit_model(Model *m, const Options *o, int64_t scratch, Output *out, const char *h_name);
+/* A constant array the code reads (a re-laid-out weight): added to the weights unless an
+ * array of the same key is already there; returns the C expression of its elements. The
+ * array's name is the node's next instance name, as a kernel's would be. */
+const char *weight_array(Emit *e, Node *n, const char *key, WeightArray a);
 
 /* templates.c (generated): the template files built into the binary. */
 const char *template_text(const char *name);

@@ -28,12 +28,12 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
 
 
-def mlp_model(path, sym=None):
-    rng = np.random.default_rng(0)
+def mlp_model(path, sym=None, seed=0, act="Relu"):
+    rng = np.random.default_rng(seed)
     w1 = rng.standard_normal((6, 5)).astype(np.float32)
     w2 = rng.standard_normal((5, 2)).astype(np.float32)
     g = helper.make_graph(
-        [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+        [helper.make_node("MatMul", ["x", "w1"], ["h"]), helper.make_node(act, ["h"], ["r"]),
          helper.make_node("MatMul", ["r", "w2"], ["logits"]),
          helper.make_node("Sigmoid", ["logits"], ["p"])],
         "mlp", [helper.make_tensor_value_info("x", T.FLOAT, [sym or 3, 6])],
@@ -233,6 +233,232 @@ def tanh_accuracy(mlbc, work):
           "inputs (max %d ulp)" % (n, err.max()), "at x = %r" % x[ok][err.argmax()])
 
 
+def special_values():
+    """Initializers whose bits a decimal literal would not keep: NaN payloads, -0.0, denormals,
+    float16 raw bits, the extreme integers."""
+    f32 = np.array([0x7fc00001, 0xffa00000, 0x80000000, 0x00000001, 0x7f800000, 0x3f800000,
+                    0x7f812345], dtype=np.uint32).view(np.float32)
+    f64 = np.array([0x7ff8000000000001, 0x8000000000000000, 0x0000000000000001,
+                    0x3ff0000000000001], dtype=np.uint64).view(np.float64)
+    f16 = np.array([0x7e01, 0x8000, 0x0001, 0xfc00, 0x3c00], dtype=np.uint16).view(np.float16)
+    i64 = np.array([-2**63, 2**63 - 1, -1, 0], dtype=np.int64)
+    u64 = np.array([2**64 - 1, 2**63], dtype=np.uint64)
+    i8 = np.array([-128, 127, 0, -1], dtype=np.int8)
+    b = np.array([True, False, True])
+    # the string literal's escapes: short octal before a digit, quotes, trigraphs
+    u8 = np.frombuffer(b"\0" + b"1\7" + b"7\10" + b"0\77" + b"5\377" + b"0??=\"\\?\n9", dtype=np.uint8)
+    return [f32, f64, f16, i64, u64, i8, b, u8]
+
+
+BITS_C = r"""
+#include <stdio.h>
+#include "bits.h"
+int main(int argc, char **argv)
+{
+    static bits_ctx c;
+    int i;
+    bits_init(&c);
+    (void)argc; (void)argv;
+    if (bits_run(&c))
+        return 3;
+    for (i = 0; i < bits_desc.num_results; i++)
+        fwrite(bits_result_data(&c, i), 1, (size_t)bits_desc.results[i].bytes, stdout);
+    return 0;
+}
+"""
+
+
+def check_exact_bits(mlbc, work):
+    """The weights reach the generated code bit for bit (they are stored as bytes)."""
+    vals = special_values()
+    inits = [onnx.numpy_helper.from_array(v, "c%d" % i) for i, v in enumerate(vals)]
+    g = helper.make_graph(
+        [helper.make_node("Identity", ["c%d" % i], ["y%d" % i]) for i in range(len(vals))],
+        "bits", [], [helper.make_tensor_value_info("y%d" % i, t.data_type, list(v.shape))
+                     for i, (v, t) in enumerate(zip(vals, inits))], inits)
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(work, "bits.onnx"))
+    with open(os.path.join(work, "bits_main.c"), "w") as f:
+        f.write(BITS_C)
+    want = b"".join(v.tobytes() for v in vals)
+    r = sh([mlbc, "bits.onnx", "-o", "bits.c"], cwd=work)
+    for cc in ("gcc", "clang-19"):
+        if r.returncode == 0:
+            r = sh([cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O2",
+                    "bits_main.c", "bits.c", "-o", "bits", "-lm"], cwd=work)
+        got = subprocess.run([os.path.join(work, "bits")], capture_output=True) \
+            if r.returncode == 0 else r
+        check(r.returncode == 0 and got.returncode == 0 and got.stdout == want,
+              "weights keep their exact bits (NaN payloads, -0.0, float16, int64; %s)" % cc,
+              r.stderr or got.returncode)
+
+
+# Runs a model on fixed float inputs and writes its results' bytes. With WEIGHTS_FILE, the
+# weights come from argv[1]: NAME_weights_load, or with argv[2] = OFFSET, NAME_weights_open
+# of the file read into memory at that offset; a bad file prints its status and exits 10 + it.
+RUN_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "NAME.h"
+#ifdef WEIGHTS_FILE
+static union { NAME_weights_file f; uint64_t align; unsigned char b[sizeof(NAME_weights_file) + 64]; } buf;
+#endif
+int main(int argc, char **argv)
+{
+    static NAME_ctx c;
+    int i, k, status = 0;
+    NAME_init(&c);
+#ifdef WEIGHTS_FILE
+    if (argc > 1) {
+        const NAME_weights *w;
+        if (argc > 2) {
+            FILE *f = fopen(argv[1], "rb");
+            size_t len = f ? fread(buf.b + atoi(argv[2]), 1, sizeof buf.f + 1, f) : 0;
+            if (f)
+                fclose(f);
+            w = NAME_weights_open(buf.b + atoi(argv[2]), len, &status);
+        } else {
+            w = NAME_weights_load(argv[1], &buf.f, &status);
+        }
+        if (!w) {
+            printf("status %d: %s\n", status, NAME_weights_error(status));
+            return 10 + status;
+        }
+        NAME_set_weights(&c, w);
+    }
+#endif
+    (void)argc; (void)argv;
+    for (i = 0; i < NAME_desc.num_args; i++)
+        for (k = 0; k < NAME_desc.args[i].count; k++)
+            ((float *)NAME_arg_data(&c, i))[k] = (float)((k * 7 + i) % 11) / 5 - 1;
+    status = NAME_run(&c);
+    if (status) {
+        printf("run %d\n", status);
+        return status;
+    }
+    for (i = 0; i < NAME_desc.num_results; i++)
+        fwrite(NAME_result_data(&c, i), 1, (size_t)NAME_desc.results[i].bytes, stdout);
+    return 0;
+}
+"""
+
+
+def build_run(mlbc, work, model, name, weights=None, cc="gcc", opt="-O0"):
+    """mlbc MODEL -n NAME [--weights-file WEIGHTS], then RUN_C built with it (-O0 unless
+    said: the bits do not depend on it, and it compiles fast): the program's path, or the
+    failed step's CompletedProcess."""
+    extra = ["--weights-file", weights] if weights else []
+    r = sh([mlbc, model, "-o", name + ".c", "-n", name] + extra, cwd=work)
+    if r.returncode:
+        return r
+    with open(os.path.join(work, name + "_run.c"), "w") as f:
+        f.write(RUN_C.replace("NAME", name))
+    r = sh([cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", opt] +
+           (["-DWEIGHTS_FILE"] if weights else []) +
+           [name + "_run.c", name + ".c", "-o", name, "-lm"], cwd=work)
+    return r if r.returncode else os.path.join(work, name)
+
+
+def run_bytes(prog, *args):
+    if not isinstance(prog, str):
+        return prog
+    return subprocess.run([prog] + list(args), capture_output=True, timeout=60)
+
+
+def weights_sum(b):
+    """The weights file's checksum (compiler/back/weights.c) of bytes b, in Python."""
+    h = 0xcbf29ce484222325
+    for w in np.frombuffer(b, dtype="<u8"):
+        h = ((h ^ int(w)) * 0x100000001b3) & (2**64 - 1)
+        h ^= h >> 32
+    return h
+
+
+def forged(data, at, value, size=4):
+    """A weights file with the header field at AT set to VALUE and the header's sum redone:
+    only the field's own check can reject it."""
+    b = bytearray(data)
+    b[at:at + size] = value.to_bytes(size, "little")
+    b[56:64] = weights_sum(bytes(b[:56])).to_bytes(8, "little")
+    return bytes(b)
+
+
+def check_weights_file(mlbc, work):
+    """--weights-file: the same bits as the embedded build, a retrained model's file used by
+    a program built once, and every bad file a clear status from the load call."""
+    mlp = os.path.join(work, "mlp.onnx")
+    retrained, other = os.path.join(work, "mlp_b.onnx"), os.path.join(work, "mlp_c.onnx")
+    mlp_model(retrained, seed=1)
+    mlp_model(other, act="Tanh")          # the same weights' shapes, another architecture
+    for cc in ("gcc", "clang-19"):
+        emb, prog = build_run(mlbc, work, mlp, "wemb", cc=cc, opt="-O2"), \
+            build_run(mlbc, work, mlp, "wfile", "wfile.bin", cc=cc, opt="-O2")
+        a, b = run_bytes(emb), run_bytes(prog, os.path.join(work, "wfile.bin"))
+        check(a.returncode == 0 and b.returncode == 0 and a.stdout == b.stdout and a.stdout,
+              "--weights-file: bit-identical to the embedded build (%s, -Wall -Wextra -pedantic)"
+              % cc, (a.stderr, b.stderr))
+    for m in ("cnn_small", "lstm_seq"):      # Conv; LSTM's panels packed from W and R
+        model = os.path.join(mlbctest.ROOT, "models", m + ".onnx")
+        e = run_bytes(build_run(mlbc, work, model, "x" + m))
+        f = run_bytes(build_run(mlbc, work, model, "xf" + m, "xf.bin"), os.path.join(work, "xf.bin"))
+        check(e.returncode == 0 and f.returncode == 0 and e.stdout == f.stdout,
+              "--weights-file: bit-identical to the embedded build (models/%s.onnx)" % m,
+              (e.stderr, f.stderr))
+    if not isinstance(prog, str):
+        return
+    code = open(os.path.join(work, "wfile.c")).read()
+    emb_b = run_bytes(build_run(mlbc, work, retrained, "wemb"))
+    r = sh([mlbc, retrained, "-o", "wfile_b.c", "-n", "wfile", "--weights-file", "b.bin"],
+           cwd=work)
+    got = run_bytes(prog, os.path.join(work, "b.bin"))
+    code_b = open(os.path.join(work, "wfile_b.c")).read().replace("wfile_b.h", "wfile.h")
+    check(r.returncode == 0 and code_b == code and
+          got.returncode == 0 and got.stdout == emb_b.stdout and got.stdout != b.stdout,
+          "--weights-file: a retrained model's file, same program, its embedded build's bits",
+          (r.stderr, got.stdout[:200]))
+    data = open(os.path.join(work, "wfile.bin"), "rb").read()
+    sh([mlbc, other, "-o", "other.c", "--weights-file", "other.bin"], cwd=work)
+    bad = {
+        "a file of another architecture (same sizes)": (open(os.path.join(work, "other.bin"), "rb").read(), 9, "another model"),
+        "a file of another model": (None, 9, "another model"),
+        "truncated payload": (data[:-8], 4, "truncated"),
+        "truncated header": (data[:30], 4, "truncated"),
+        "empty file": (b"", 4, "truncated"),
+        "one byte too long": (data + b"\0", 5, "longer"),
+        "a flipped payload bit": (data[:100] + bytes([data[100] ^ 1]) + data[101:], 11, "corrupted"),
+        "a flipped header bit": (data[:20] + bytes([data[20] ^ 1]) + data[21:], 6, "header is corrupted"),
+        "format version 2": (forged(data, 8, 2), 7, "version"),
+        "other byte order": (forged(data, 12, 0x04030201), 8, "byte order"),
+        "wrong payload size": (forged(data, 24, len(data) - 128, 8), 10, "sizes"),
+        "not a weights file": (open(mlp, "rb").read(), 3, "not an mlbc weights file"),
+    }
+    for what, (content, status, words) in bad.items():
+        path = os.path.join(work, "bad.bin")
+        if content is None:
+            path = os.path.join(work, "bits.bin")
+            sh([mlbc, "bits.onnx", "-o", "bitsf.c", "--weights-file", path], cwd=work)
+        else:
+            open(path, "wb").write(content)
+        r = run_bytes(prog, path)
+        msg = r.stdout.decode(errors="replace")
+        check(r.returncode == 10 + status and words in msg, "--weights-file: %s is refused (%s)"
+              % (what, msg.strip()), (r.returncode, msg, r.stderr[-300:]))
+    r = run_bytes(prog, os.path.join(work, "missing.bin"))
+    check(r.returncode == 11 and b"cannot open" in r.stdout, "--weights-file: missing file",
+          r.stdout)
+    wfile = os.path.join(work, "wfile.bin")
+    r0, r1 = run_bytes(prog, wfile, "0"), run_bytes(prog, wfile, "1")
+    check(r0.stdout == b.stdout and r1.returncode == 22 and b"aligned" in r1.stdout,
+          "--weights-file: a mapped image (NAME_weights_open), misaligned refused", r1.stdout)
+    r = run_bytes(prog)
+    check(r.returncode == 3, "--weights-file: run without weights returns 3", r.returncode)
+    r = sh([mlbc, mlp, "-o", "nowhere.c", "--weights-file", "no/such/dir/w.bin"], cwd=work)
+    check(r.returncode == 1 and "cannot write" in r.stderr and
+          not os.path.exists(os.path.join(work, "nowhere.c")) and
+          not os.path.exists(os.path.join(work, "nowhere.h")),
+          "--weights-file: unwritable file is an error, no output left", r.stderr)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -247,7 +473,8 @@ def main():
     r = sh([mlbc, "--version"])
     check(r.returncode == 0 and r.stdout.startswith("mlbc "), "--version")
     r = sh([mlbc, "-h"])
-    check(r.returncode == 0 and "--dim SYM=N" in r.stdout and "--blas" in r.stdout, "-h")
+    check(r.returncode == 0 and "--dim SYM=N" in r.stdout and "--blas" in r.stdout and
+          "--weights-file" in r.stdout and "-v" in r.stdout, "-h")
     for bad in ([], [model], [model, "-o"], [model, "--frob", "-o", "x.c"], [model, "-x", "yaml", "-o", "x.c"],
                 [model, "-o", "x.c", "-n", "1bad"], [model, "-o", "x.c", "--dim", "N"]):
         r = sh([mlbc] + bad, cwd=work)
@@ -327,6 +554,8 @@ def main():
 
     check_bucketize(mlbc, work)
     check_unused_outputs(mlbc, work)
+    check_exact_bits(mlbc, work)
+    check_weights_file(mlbc, work)
 
     tanh_accuracy(mlbc, work)
     print("%d passed, %d failed" % (passed, failed))

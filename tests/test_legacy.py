@@ -151,11 +151,12 @@ RUNS_C = r"""
 #include <string.h>
 #include "model.h"
 static model_ctx ctx;
-int main(void)
+int main(int argc, char **argv)
 {
     static float x[256 * 1024], y[3][256 * 1024];
     int r, i;
     model_init(&ctx);
+    SET_WEIGHTS
     for (r = 0; r < 3; r++) {
         for (i = 0; i < 256 * 1024; i++)
             x[i] = (float)((i * 7 + r * 13) % 29) - 14.0f;
@@ -163,6 +164,8 @@ int main(void)
             return 3;
     }
     fwrite(y, sizeof y, 1, stdout);
+    (void)argc;
+    (void)argv;
     return 0;
 }
 """
@@ -185,31 +188,50 @@ def check_splats(mlbc, work):
                            numpy_helper.from_array(np.array(2, F), "two")])
     path = os.path.join(work, "splats.onnx")
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
-    d = os.path.join(work, "splats")
-    os.makedirs(d, exist_ok=True)
-    c = mlbctest.compile_model(mlbc, path, d, build=False)
+    for mode in ("embedded", "weights file"):
+        splats_run(mlbc, path, os.path.join(work, "splats_" + mode.split()[0]), mode)
+
+
+# With a weights file, NAME_set_weights computes the splats; before it, run returns 3.
+FILE_SETUP = r"""{
+        static model_weights_file storage;
+        int status;
+        const model_weights *w = model_weights_load(argv[1], &storage, &status);
+        if (!w || model_run(&ctx) != 3)
+            return 5;
+        model_set_weights(&ctx, w);
+    }"""
+
+
+def splats_run(mlbc, path, d, mode):
+    file = mode == "weights file"
+    wfile = os.path.join(d, "model.weights")
+    c = mlbctest.compile_model(mlbc, path, d, build=False,
+                               extra=["--weights-file", wfile] if file else [])
     src = open(c).read()
     run_fn = src[src.index("int model_run("):]
     run_fn = run_fn[:run_fn.index("\n}\n")]
-    init_fn = src[src.index("void model_init("):]
-    init_fn = init_fn[:init_fn.index("\n}\n")]
-    fills = [k for k in ("ConstantOfShape", "Expand") if k in run_fn or k not in init_fn]
-    check(not fills, "splat constants are computed by init, not by run",
-          "computed in run: %s" % fills)
+    once_fn = src[src.index("static void model_once("):] if "model_once(" in src else ""
+    caller = src[src.index("void model_set_weights(" if file else "void model_init("):]
+    caller = caller[:caller.index("\n}\n")]
+    fills = [k for k in ("ConstantOfShape", "Expand") if k in run_fn or k not in once_fn]
+    check(not fills and "model_once(ctx);" in caller,
+          "%s: splat constants are computed once (model_once, by %s), not by run" % (
+              mode, "set_weights" if file else "init"), "computed in run: %s" % fills)
     with open(os.path.join(d, "runs.c"), "w") as f:
-        f.write(RUNS_C)
+        f.write(RUNS_C.replace("SET_WEIGHTS", FILE_SETUP if file else ""))
     exe = os.path.join(d, "runs")
     r = mlbctest.run(["cc", "-std=c99", "-O1", "-Wall", "-Wextra", "-pedantic", "-I", d,
                       os.path.join(d, "runs.c"), c, "-o", exe, "-lm"])
     if r.returncode or "warning:" in r.stderr:
-        check(False, "splats: three runs in one context", r.stderr)
+        check(False, "%s: splats: three runs in one context" % mode, r.stderr)
         return
-    out = subprocess.run([exe], capture_output=True, timeout=30)
+    out = subprocess.run([exe, wfile], capture_output=True, timeout=30)
     got = np.frombuffer(out.stdout, F).reshape(3, 256 * 1024) if out.returncode == 0 else None
     i = np.arange(256 * 1024)
     want = [(np.maximum(((i * 7 + r * 13) % 29) - 14.0, 0) + 0.5) * 2 for r in range(3)]
     ok = got is not None and all(np.array_equal(got[r], np.array(want[r], F)) for r in range(3))
-    check(ok, "splats: three runs in one context give the reference each time",
+    check(ok, "%s: splats: three runs in one context give the reference each time" % mode,
           "status %d" % out.returncode)
 
 

@@ -427,6 +427,26 @@ static void test_loop_lowering(void)
         "}\n", "the trip count is not known at compile time"));
 }
 
+/* The weights' layout (weights.c): an array of 64 bytes or more starts a cache line, a
+ * smaller one the next multiple of its size; the struct is a whole number of lines, with
+ * explicit padding so every C ABI lays it out the same. */
+static void test_weights_layout(void)
+{
+    WeightTable t = {0};
+    weights_add(&t, (WeightArray){.name = "a", .doc = "", .dt = DT_FLOAT, .count = 1});
+    weights_add(&t, (WeightArray){.name = "b", .doc = "", .dt = DT_FLOAT, .count = 3});
+    weights_add(&t, (WeightArray){.name = "c", .doc = "", .dt = DT_INT64, .count = 0});
+    weights_add(&t, (WeightArray){.name = "d", .doc = "", .dt = DT_FLOAT, .count = 17});
+    weights_add(&t, (WeightArray){.name = "e", .doc = "", .dt = DT_UINT8, .count = 1});
+    CHECK(t.a[0].offset == 0 && t.a[1].offset == 16 && t.a[2].offset == 32);
+    CHECK(t.a[3].offset == 64 && t.a[4].offset == 132 && t.bytes == 192);
+    Buf b = {0};
+    weights_struct(&b, &t, "m");
+    CHECK(strstr(b.p, "    float a[1];") && strstr(b.p, "unsigned char pad1[12];"));
+    CHECK(strstr(b.p, "int64_t c[1];") && strstr(b.p, "unsigned char pad3[24];"));
+    CHECK(strstr(b.p, "unsigned char pad5[59];") && strstr(b.p, "== 192u ? 1 : -1"));
+}
+
 int main(void)
 {
     test_dtypes();
@@ -441,6 +461,7 @@ int main(void)
     test_if_lowering();
     test_scan_lowering();
     test_loop_lowering();
+    test_weights_layout();
     printf("%d passed, %d failed\n", passed, failed);
     return failed != 0;
 }

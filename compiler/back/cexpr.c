@@ -115,14 +115,13 @@ const char *float_lit(double x, DType calc)
     return b.p;
 }
 
-void buf_acc_lit(Buf *b, DType ct, double f, int64_t i)
+void set_acc(void *dst, int64_t idx, DType ct, double f, int64_t i)
 {
+    Value v = {.dt = ct, .data = dst};
     if (ct == DT_FLOAT || ct == DT_DOUBLE)
-        buf_float_lit(b, f, ct);
-    else if (ct == DT_UINT32)
-        buf_printf(b, "%luu", (unsigned long)(uint32_t)i);
+        value_set_f(&v, idx, f);
     else
-        buf_printf(b, "%lluULL", (unsigned long long)(uint64_t)i);
+        value_set_i(&v, idx, i);
 }
 
 int pow2ceil(int64_t x)

@@ -22,12 +22,13 @@ typedef struct Code {
     Buf body;
     char *temp_used;    /* per value id: its scratch pointer appears in the code */
     int uses_scratch;   /* the code reads or writes the scratch arena */
+    int uses_weights;   /* the code reads struct NAME_weights (W) */
 } Code;
 
 struct Emit {
     const Options *opt;
     Graph *g;
-    Buf weights;        /* static const arrays */
+    WeightTable *weights; /* the arrays the code reads, as members of struct NAME_weights */
     Buf kernels;        /* static functions */
     Code run, init;
     Code *code;         /* where statements go: &run or &init */
@@ -36,6 +37,7 @@ struct Emit {
     const char **helpers;
     int nhelpers, caphelpers;
     char *weight_done;  /* per value id: array already emitted */
+    uint64_t fingerprint; /* of the code: what a weights file must match */
     int nchecks;
 };
 
@@ -59,6 +61,19 @@ static const char *cname(const char *s)
         buf[n++] = isalnum((unsigned char)*s) ? *s : '_';
     buf[n] = 0;
     return xstrdup(buf);
+}
+
+static const char *tensor_comment(const Value *v)
+{
+    return strf("%s: %s%s", v->name, dtype_name(v->dt), shape_str(v));
+}
+
+static const char *safe_comment(const char *s)
+{
+    char *c = xstrdup(s);
+    for (char *p = c; (p = strstr(p, "*/")); )
+        *p = '_';
+    return c;
 }
 
 /* ---- constants ---- */
@@ -89,28 +104,27 @@ const char *cval(const Value *v, int64_t i)
 
 static const char *weight_name(const Value *v) { return strf("w%d_%s", v->id, cname(v->name)); }
 
+/* A constant's own bytes become a member of struct NAME_weights, read through W (NAME_run). */
 static void emit_weight(Emit *e, const Value *v)
 {
     if (e->weight_done[v->id])
         return;
     e->weight_done[v->id] = 1;
-    int64_t n = numel(v);
-    Buf *b = &e->weights;
-    buf_printf(b, "/* %s: %s%s */\n", v->name, dtype_name(v->dt), shape_str(v));
-    buf_printf(b, "static const %s %s[%lld] = {", dtype_ctype(v->dt), weight_name(v),
-               (long long)(n ? n : 1));
-    for (int64_t i = 0; i < n; i++) {
-        buf_puts(b, i % MLBC_MAX_WEIGHTS_PER_LINE ? " " : "\n    ");
-        emit_scalar(b, v, i);
-        if (i + 1 < n)
-            buf_puts(b, ",");
-    }
-    buf_puts(b, n ? "\n};\n\n" : "0};\n\n");
+    weights_add(e->weights, (WeightArray){.name = weight_name(v), .dt = v->dt,
+                                          .doc = safe_comment(tensor_comment(v)),
+                                          .count = numel(v), .data = v->data});
 }
 
 /* ---- buffers ---- */
 
 static const char *temp_name(const Value *v) { return strf("t%d", v->id); }
+
+/* Member NAME of the weights, as the function being written reads it. */
+static const char *weight_ref(Emit *e, const char *name)
+{
+    e->code->uses_weights = 1;
+    return strf("W->%s", name);
+}
 
 const char *ref(Emit *e, const Value *v)
 {
@@ -118,7 +132,7 @@ const char *ref(Emit *e, const Value *v)
         return ref(e, v->alias);
     if (v->data) {
         emit_weight(e, v);
-        return weight_name(v);
+        return weight_ref(e, weight_name(v));
     }
     if (v->arg_index >= 0)
         return strf("ctx->arg%d", v->arg_index);
@@ -302,6 +316,20 @@ const char *kernel(Emit *e, Node *n, const char *tmpl, ...)
     return kernelv(e, n, tmpl, kv);
 }
 
+const char *weight_array(Emit *e, Node *n, const char *key, WeightArray a)
+{
+    const char *text = strf("weights %s", key);  /* never a kernel's text */
+    for (int i = 0; i < e->ninst; i++)
+        if (!strcmp(e->inst[i].text, text))
+            return weight_ref(e, e->inst[i].name);
+    e->inst = xgrow(e->inst, e->ninst, &e->capinst, sizeof *e->inst);
+    a.name = strf("%s_%d", op_prefix(n), e->ninst);
+    a.doc = safe_comment(a.doc);
+    e->inst[e->ninst++] = (Instance){text, a.name};
+    weights_add(e->weights, a);
+    return weight_ref(e, a.name);
+}
+
 /* Includes a helper template (shared inline math, conversions) once, before the kernels,
  * after the helpers it calls itself. */
 static void helper(Emit *e, const char *tmpl)
@@ -342,11 +370,6 @@ void check(Emit *e, const char *cond, const char *why)
 
 /* ---- the files ---- */
 
-static const char *tensor_comment(const Value *v)
-{
-    return strf("%s: %s%s", v->name, dtype_name(v->dt), shape_str(v));
-}
-
 static void node_comment(Emit *e, const Node *n)
 {
     Buf b = {0};
@@ -363,12 +386,15 @@ static void node_comment(Emit *e, const Node *n)
     stmt(e, "%s", wrap_comment(b.p, 4, "    "));
 }
 
-static const char *safe_comment(const char *s)
+/* The API and the loader of --weights-file, for this model's sizes and fingerprint. */
+static const char *weights_template(Emit *e, const char *N, const char *tmpl)
 {
-    char *c = xstrdup(s);
-    for (char *p = c; (p = strstr(p, "*/")); )
-        *p = '_';
-    return c;
+    const char *kv[] = {"N", N, "BYTES", strf("%lldu", (long long)e->weights->bytes),
+                        "FILE_BYTES", strf("%lldu", (long long)e->weights->bytes + 64),
+                        "COUNT", strf("%du", e->weights->n),
+                        "FINGERPRINT", strf("0x%016llxULL", (unsigned long long)e->fingerprint),
+                        "ONCE", e->init.body.p ? strf("    %s_once(ctx);\n", N) : "", NULL};
+    return substitute(tmpl, template_body(tmpl), kv);
 }
 
 static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const char *guard)
@@ -389,8 +415,12 @@ static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const c
     buf_puts(h, template_body("mlbc_model_desc"));
     buf_printf(h, "\n#define %s_NUM_ARGS %d\n#define %s_NUM_RESULTS %d\n\n", N, g->ninputs, N,
                g->noutputs);
+    if (e->opt->weights_file)
+        weights_struct(h, e->weights, N);
     buf_printf(h, "/* The context owns every buffer; allocate it anywhere (static, stack, heap). */\n"
                "struct %s_ctx {\n", N);
+    if (e->opt->weights_file)
+        buf_printf(h, "    const struct %s_weights *weights; /* %s_set_weights() */\n", N, N);
     for (int i = 0; i < g->ninputs; i++) {
         Value *v = g->inputs[i];
         buf_printf(h, "    %s arg%d[%lld]; /* %s */\n", dtype_ctype(v->dt), i,
@@ -420,7 +450,10 @@ static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const c
         buf_printf(h, ", const %s *arg%d", dtype_ctype(g->inputs[i]->dt), i);
     for (int i = 0; i < g->noutputs; i++)
         buf_printf(h, ", %s *res%d", dtype_ctype(g->outputs[i]->dt), i);
-    buf_puts(h, ");\n\n#ifdef __cplusplus\n}\n#endif\n");
+    buf_puts(h, ");\n");
+    if (e->opt->weights_file)
+        buf_printf(h, "\n%s", weights_template(e, N, "weights_api"));
+    buf_puts(h, "\n#ifdef __cplusplus\n}\n#endif\n");
 }
 
 static void emit_desc_tables(Emit *e, const char *N, Buf *c, const char *what, Value **vs,
@@ -490,12 +523,8 @@ static void emit_api(Emit *e, const char *N, Buf *c)
     emit_desc_tables(e, N, c, "arg", g->inputs, g->ninputs);
     emit_desc_tables(e, N, c, "res", g->outputs, g->noutputs);
     buf_printf(c, "void %s_init(%s_ctx *ctx)\n{\n    memset(ctx, 0, sizeof *ctx);\n", N, N);
-    if (e->init.body.p) {
-        buf_puts(c, "    /* values computed from constants only, too large to embed: computed here,\n"
-                    "     * once; their scratch bytes are theirs alone */\n");
-        declare_temps(e, &e->init, c);
-        put_fenced(c, e->init.body.p);
-    }
+    if (e->init.body.p && !e->opt->weights_file)
+        buf_printf(c, "    %s_once(ctx);\n", N);
     buf_puts(c, "}\n\n");
     buf_printf(c, "void *%s_arg_data(%s_ctx *ctx, int i)\n{\n", N, N);
     if (!g->ninputs)
@@ -557,10 +586,94 @@ static void copy_results(Emit *e)
 }
 
 
-void emit_model(Model *m, const Options *o, int64_t scratch, Buf *c, Buf *h, const char *h_name)
+/* Where a function finds the weights (W): the embedded literal, or the caller's file (set by
+ * NAME_set_weights). Without a file's weights NAME_run fails rather than read nothing, and
+ * NAME_once has nothing to compute. */
+static void declare_weights(Emit *e, const char *N, Buf *c, const Code *code)
+{
+    int file = e->opt->weights_file != NULL;
+    if (code->uses_weights)
+        buf_printf(c, "    const struct %s_weights *const W = %s;\n", N,
+                   file ? "ctx->weights" : "&mlbc_weights.w");
+    if (!file || !e->weights->n)
+        return;
+    const char *w = code->uses_weights ? "W" : "ctx->weights";
+    if (code == &e->run)
+        buf_printf(c, "    if (!%s)\n        return 3; /* no weights: %s_set_weights() */\n", w, N);
+    else
+        buf_printf(c, "    if (!%s)\n        return;\n", w);
+}
+
+/* The nodes plan.c marked once (values of constants only, too large to embed), computed when
+ * the weights are known: by NAME_init, or by NAME_set_weights with a weights file. */
+static void emit_once(Emit *e, const char *N, Buf *c)
+{
+    if (!e->init.body.p)
+        return;
+    buf_printf(c, "/* Values computed from constants only but too large to embed: computed once, "
+                  "when\n * the weights are known; no other value shares their bytes. */\n"
+                  "static void %s_once(%s_ctx *ctx)\n{\n", N, N);
+    declare_weights(e, N, c, &e->init);
+    declare_temps(e, &e->init, c);
+    buf_puts(c, "\n");
+    put_fenced(c, e->init.body.p);
+    buf_puts(c, "}\n\n");
+}
+
+static void emit_c_head(Emit *e, const char *N, Output *out, const char *h_name)
+{
+    Buf *c = &out->c_head;
+    buf_printf(c, "/* %s.c - generated by mlbc %s from model '%s'. Do not edit. */\n", N,
+               MLBC_VERSION, safe_comment(e->g->name));
+    buf_printf(c, "#include <math.h>\n%s#include <string.h>\n\n#include \"%s\"\n\n",
+               e->opt->weights_file ? "#include <stdio.h>\n" : "", h_name);
+    if (e->opt->blas)
+        buf_puts(c, "#include <cblas.h>\n\n");
+    buf_puts(c, template_body("prologue"));
+    buf_puts(c, template_body("lookup"));
+    buf_puts(c, "\n/* ---- weights ---- */\n\n");
+    if (!e->opt->weights_file && e->weights->n)
+        weights_struct(c, e->weights, N);
+}
+
+static void emit_c_tail(Emit *e, const char *N, Output *out)
+{
+    Buf *c = &out->c_tail;
+    buf_puts(c, "/* ---- kernels ---- */\n\n");
+    if (e->kernels.p)
+        buf_puts(c, e->kernels.p);
+    emit_once(e, N, c);
+    if (e->opt->weights_file)
+        buf_puts(c, weights_template(e, N, "weights_load"));
+    buf_printf(c, "int %s_run(%s_ctx *ctx)\n{\n", N, N);
+    if ((!e->run.body.p || !strstr(e->run.body.p, "ctx->")) &&
+        !(e->opt->weights_file && e->weights->n))
+        buf_puts(c, "    (void)ctx; /* everything was computed at compile time */\n");
+    declare_weights(e, N, c, &e->run);
+    declare_temps(e, &e->run, c);
+    buf_puts(c, "\n");
+    if (e->run.body.p)
+        put_fenced(c, e->run.body.p);
+    buf_puts(c, "    return 0;\n}\n\n");
+    emit_api(e, N, c);
+}
+
+/* What a weights file must match: everything the code computes with (kernels, the run
+ * function, the weights' layout), not the weights' values nor the symbol prefix. */
+static uint64_t fingerprint(Emit *e)
+{
+    Buf layout = {0};
+    weights_struct(&layout, e->weights, "NAME");
+    uint64_t h = fnv1a(0xcbf29ce484222325ULL, layout.p);
+    h = fnv1a(h, e->kernels.p);
+    h = fnv1a(h, e->init.body.p);
+    return fnv1a(h, e->run.body.p);
+}
+
+void emit_model(Model *m, const Options *o, int64_t scratch, Output *out, const char *h_name)
 {
     Graph *g = m->g;
-    Emit e = {.opt = o, .g = g};
+    Emit e = {.opt = o, .g = g, .weights = &out->w};
     e.weight_done = xalloc((size_t)g->nvalues + 1);
     e.run.temp_used = xalloc((size_t)g->nvalues + 1);
     e.init.temp_used = xalloc((size_t)g->nvalues + 1);
@@ -576,39 +689,21 @@ void emit_model(Model *m, const Options *o, int64_t scratch, Buf *c, Buf *h, con
     }
     e.code = &e.run;
     copy_results(&e);
+    if (o->weights_file && !out->w.bytes)
+        out->w.bytes = 64;              /* a file has a payload, struct NAME_weights a member */
+    out->fingerprint = e.fingerprint = fingerprint(&e);
 
     char *guard = strf("%s_H", N);
     for (char *p = guard; *p; p++)
         *p = (char)toupper((unsigned char)*p);
-    emit_header(&e, N, h, scratch, guard);
+    emit_header(&e, N, &out->h, scratch, guard);
     if (o->cxx_wrapper) {
         const char *kv[] = {"NAME", N, NULL};
-        buf_printf(h, "\n%s", substitute("cxx_wrapper", template_body("cxx_wrapper"), kv));
+        buf_printf(&out->h, "\n%s", substitute("cxx_wrapper", template_body("cxx_wrapper"), kv));
     }
-    buf_printf(h, "#endif /* %s */\n", guard);
-
-    buf_printf(c, "/* %s.c - generated by mlbc %s from model '%s'. Do not edit. */\n", N,
-               MLBC_VERSION, safe_comment(g->name));
-    buf_printf(c, "#include <math.h>\n#include <string.h>\n\n#include \"%s\"\n\n", h_name);
-    if (o->blas)
-        buf_puts(c, "#include <cblas.h>\n\n");
-    buf_puts(c, template_body("prologue"));
-    buf_puts(c, template_body("lookup"));
-    buf_puts(c, "\n/* ---- weights ---- */\n\n");
-    if (e.weights.p)
-        buf_puts(c, e.weights.p);
-    buf_puts(c, "/* ---- kernels ---- */\n\n");
-    if (e.kernels.p)
-        buf_puts(c, e.kernels.p);
-    buf_printf(c, "int %s_run(%s_ctx *ctx)\n{\n", N, N);
-    if (!e.run.body.p || !strstr(e.run.body.p, "ctx->"))
-        buf_puts(c, "    (void)ctx; /* everything was computed at compile time */\n");
-    declare_temps(&e, &e.run, c);
-    buf_puts(c, "\n");
-    if (e.run.body.p)
-        put_fenced(c, e.run.body.p);
-    buf_puts(c, "    return 0;\n}\n\n");
-    emit_api(&e, N, c);
+    buf_printf(&out->h, "#endif /* %s */\n", guard);
+    emit_c_head(&e, N, out, h_name);
+    emit_c_tail(&e, N, out);
 }
 
 void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why)

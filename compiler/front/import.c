@@ -222,13 +222,20 @@ void tensor_to_value(const Onnx__TensorProto *t, Value *v)
         v->dim[i] = t->dims[i];
     check_size(v->name, v->rank, v->dim, v->dt);
     int64_t n = numel(v);
+    if (t->has_raw_data && (int64_t)t->raw_data.len != n * (int64_t)dtype_size(v->dt))
+        die("tensor '%s' has %zu bytes of raw data but its shape %s of %s needs %lld",
+            v->name, t->raw_data.len, shape_str(v), dtype_name(v->dt),
+            (long long)(n * (int64_t)dtype_size(v->dt)));
+    /* Raw data is used where it lies (little-endian hosts only): one copy of the weights.
+     * Nothing writes a model's tensors; bools are made 0 or 1 in a copy. */
+    if (t->has_raw_data && t->raw_data.len && v->dt != DT_BOOL &&
+        (uintptr_t)t->raw_data.data % 8 == 0) {
+        v->data = t->raw_data.data;
+        return;
+    }
     alloc_data(v);
     if (t->has_raw_data) {
-        if ((int64_t)t->raw_data.len != n * (int64_t)dtype_size(v->dt))
-            die("tensor '%s' has %zu bytes of raw data but its shape %s of %s needs %lld",
-                v->name, t->raw_data.len, shape_str(v), dtype_name(v->dt),
-                (long long)(n * (int64_t)dtype_size(v->dt)));
-        if (t->raw_data.len)  /* little-endian hosts only */
+        if (t->raw_data.len)
             memcpy(v->data, t->raw_data.data, t->raw_data.len);
     } else {
         unpack_typed(t, v, n);

@@ -331,45 +331,47 @@ static const char *conv_params(const ConvK *c, const char *tw)
     return b.p;
 }
 
-/* W packed per group and panel: [g][panel][tap][lane], lanes padded to a power of two. */
-static const char *emit_conv_weights(Emit *e, const ConvK *c, int64_t *panel_size)
+/* W packed per group and panel: [g][panel][tap][lane], lanes padded to a power of two.
+ * Packed when the weights are written. */
+static void pack_conv_weights(const void *arg, void *dst)
 {
+    const ConvK *c = arg;
     const Geom *g = &c->g;
     int64_t taps = g->CG * numel_dims(g->nsp, g->k), full = g->MG / PANEL, rem = g->MG % PANEL;
-    int ints = c->ct == DT_UINT32;
-    Buf d = {0};
-    int64_t count = 0, total = g->G * taps * (full * PANEL + (rem ? pow2ceil(rem) : 0));
+    int64_t count = 0;
     for (int64_t gr = 0; gr < g->G; gr++)
         for (int64_t p = 0; p <= full; p++) {
             int64_t width = p < full ? PANEL : rem ? pow2ceil(rem) : 0;
             for (int64_t t = 0; t < taps; t++)
-                for (int64_t l = 0; l < width; l++) {
-                    int64_t m = gr * g->MG + p * PANEL + l;
-                    double f = 0;
-                    int64_t i = 0;
-                    if (p * PANEL + l < g->MG) {
-                        int64_t at = m * taps + t;
-                        if (ints) {
-                            i = value_get_i(c->W, at);
-                            if (c->zw)
-                                i -= value_get_i(c->zw, numel(c->zw) > 1 ? m : 0);
-                        } else {
-                            f = value_get_f(c->W, at);
-                        }
-                    }
-                    buf_puts(&d, count % PANEL ? " " : "\n    ");
-                    buf_acc_lit(&d, c->ct, f, i);
-                    if (++count < total)
-                        buf_puts(&d, ",");
+                for (int64_t l = 0; l < width; l++, count++) {
+                    int64_t m = gr * g->MG + p * PANEL + l, at = m * taps + t;
+                    if (p * PANEL + l >= g->MG)
+                        continue;               /* dst is zeroed */
+                    if (c->ct == DT_UINT32)
+                        set_acc(dst, count, c->ct, 0, value_get_i(c->W, at) -
+                                (c->zw ? value_get_i(c->zw, numel(c->zw) > 1 ? m : 0) : 0));
+                    else
+                        set_acc(dst, count, c->ct, value_get_f(c->W, at), 0);
                 }
         }
+}
+
+static const char *emit_conv_weights(Emit *e, const ConvK *c, int64_t *panel_size)
+{
+    const Geom *g = &c->g;
+    int64_t taps = g->CG * numel_dims(g->nsp, g->k), full = g->MG / PANEL, rem = g->MG % PANEL;
+    ConvK *arg = xalloc(sizeof *arg);
+    *arg = *c;
     *panel_size = taps * PANEL;
-    return kernel(e, c->n, "linalg_weights",
-                  "DOC", strf("%s: '%s' %s%s as [group][panel of %d channels][tap][channel]%s",
-                              c->n->op, c->W->name, dtype_name(c->W->dt), shape_str(c->W),
-                              PANEL, c->zw ? ", zero point subtracted" : ""),
-                  "T", dtype_ctype(c->ct), "LEN", lit(count ? count : 1),
-                  "DATA", count ? d.p : "0", NULL);
+    return weight_array(e, c->n,
+        strf("conv W %d zw %d ct %d G %lld MG %lld taps %lld", c->W->id,
+             c->zw ? c->zw->id : -1, (int)c->ct, (long long)g->G, (long long)g->MG,
+             (long long)taps),
+        (WeightArray){.doc = strf("%s: '%s' %s%s as [group][panel of %d channels][tap][channel]%s",
+                                  c->n->op, c->W->name, dtype_name(c->W->dt), shape_str(c->W),
+                                  PANEL, c->zw ? ", zero point subtracted" : ""),
+                      .dt = c->ct, .pack = pack_conv_weights, .arg = arg,
+                      .count = g->G * taps * (full * PANEL + (rem ? pow2ceil(rem) : 0))});
 }
 
 /* x at row pointer xr, index ix, as ct (with the zero point for ConvInteger). */

@@ -206,46 +206,62 @@ static int64_t packed_matrix_size(const Prod *p, int fma)
 
 /* B (and its zero point) re-laid out at compile time, all matrices of B one after the other:
  * in column panels (w[p][k][l] = B[k][W p + l], W = 8 or for the FMA kernels 16), or, for the
- * dot kernels, transposed (w[n][k] = B[k][n]). */
-static const char *emit_packed(Emit *e, const Prod *p, int transposed, int fma)
+ * dot kernels, transposed (w[n][k] = B[k][n]). Packed when the weights are written. */
+typedef struct Packing {
+    Prod p;
+    int transposed, fma;
+} Packing;
+
+static void pack_b(const void *arg, void *dst)
 {
-    int64_t pw = fma ? FMA_PANEL : PANEL, full = p->N / pw, rem = p->N % pw;
-    int64_t msize = transposed ? p->K * p->N : packed_matrix_size(p, fma);
+    const Packing *pk = arg;
+    const Prod *p = &pk->p;
+    int64_t pw = pk->fma ? FMA_PANEL : PANEL, full = p->N / pw, rem = p->N % pw;
     int ints = !(p->ct == DT_FLOAT || p->ct == DT_DOUBLE);
-    Buf d = {0};
-    int64_t count = 0, total = p->nmat_b * msize;
+    /* float to float, by far the most common, without the generic accessors (100M
+     * parameters: 0.4 s instead of 3) */
+    const float *bf = p->B->dt == DT_FLOAT && p->ct == DT_FLOAT ? p->B->data : NULL;
+    int64_t count = 0;
     for (int64_t mat = 0; mat < p->nmat_b; mat++)
-        for (int64_t pn = 0; pn < (transposed ? p->N : full + 1); pn++) {
-            int64_t width = transposed ? 1 : pn < full ? pw : rem ? panel_lanes(rem, fma) : 0;
-            for (int64_t k = 0; k < (transposed ? p->K : panel_rows(p, fma)); k++)
-                for (int64_t l = 0; l < width; l++) {
-                    int64_t col = transposed ? pn : pn * pw + l;
-                    double f = 0;
-                    int64_t i = 0;
-                    if (col < p->N && k < p->K) {
-                        int64_t at = mat * p->K * p->N + k * p->sbk + col * p->sbn;
-                        if (ints) {
-                            i = value_get_i(p->B, at);
-                            if (p->zb)
-                                i -= value_get_i(p->zb, col * p->zbn);
-                        } else {
-                            f = value_get_f(p->B, at);
-                        }
-                    }
-                    buf_puts(&d, count % pw ? " " : "\n    ");
-                    buf_acc_lit(&d, p->ct, f, i);
-                    if (++count < total)
-                        buf_puts(&d, ",");
+        for (int64_t pn = 0; pn < (pk->transposed ? p->N : full + 1); pn++) {
+            int64_t width = pk->transposed ? 1
+                            : pn < full    ? pw
+                            : rem          ? panel_lanes(rem, pk->fma)
+                                           : 0;
+            for (int64_t k = 0; k < (pk->transposed ? p->K : panel_rows(p, pk->fma)); k++)
+                for (int64_t l = 0; l < width; l++, count++) {
+                    int64_t col = pk->transposed ? pn : pn * pw + l;
+                    if (col >= p->N || k >= p->K)
+                        continue;               /* dst is zeroed */
+                    int64_t at = mat * p->K * p->N + k * p->sbk + col * p->sbn;
+                    if (bf)
+                        ((float *)dst)[count] = bf[at];
+                    else if (ints)
+                        set_acc(dst, count, p->ct, 0, value_get_i(p->B, at) -
+                                (p->zb ? value_get_i(p->zb, col * p->zbn) : 0));
+                    else
+                        set_acc(dst, count, p->ct, value_get_f(p->B, at), 0);
                 }
         }
-    return kernel(e, p->n, "linalg_weights",
-                  "DOC", strf("%s: '%s' %s%s %s%s", p->what, p->B->name, dtype_name(p->B->dt),
-                              shape_str(p->B),
-                              transposed ? "transposed, [N][K]"
-                                         : strf("in column panels of %d", (int)pw),
-                              p->zb ? ", zero point subtracted" : ""),
-                  "T", dtype_ctype(p->ct), "LEN", lit(count ? count : 1),
-                  "DATA", count ? d.p : "0", NULL);
+}
+
+static const char *emit_packed(Emit *e, const Prod *p, int transposed, int fma)
+{
+    int64_t pw = fma ? FMA_PANEL : PANEL;
+    int64_t msize = transposed ? p->K * p->N : packed_matrix_size(p, fma);
+    Packing *pk = xalloc(sizeof *pk);
+    *pk = (Packing){*p, transposed, fma};
+    const char *layout = transposed ? "transposed, [N][K]"
+                                    : strf("in column panels of %d", (int)pw);
+    return weight_array(e, p->n,
+        strf("B %d zb %d ct %d K %lld N %lld sbk %lld sbn %lld zbn %lld mats %lld %s",
+             p->B->id, p->zb ? p->zb->id : -1, (int)p->ct, (long long)p->K, (long long)p->N,
+             (long long)p->sbk, (long long)p->sbn, (long long)p->zbn, (long long)p->nmat_b,
+             layout),
+        (WeightArray){.doc = strf("%s: '%s' %s%s %s%s", p->what, p->B->name,
+                                  dtype_name(p->B->dt), shape_str(p->B), layout,
+                                  p->zb ? ", zero point subtracted" : ""),
+                      .dt = p->ct, .count = p->nmat_b * msize, .pack = pack_b, .arg = pk});
 }
 
 /* The row kernel for columns [n0, n0 + ls) of a row: lanes l computed (>= ls when packed). */

@@ -257,33 +257,44 @@ static const char *at_off(const char *p, int64_t off)
 }
 
 /* Rows [r0, r0 + rows) of direction d of W or R ([dirs][gates * hidden][k]) for the float
- * products: a constant is packed at compile time as B = rows^T in panels of 16 columns for
- * mlbc_gemm_f32 (pk[p][k][l] = M[r0 + 16 p + l][k], zero past the last row and past k, the
- * panels gemm_panel_stride(k) apart); a run-time
- * input is read in place by mlbc_dots_f32 (its rows are contiguous along k). */
+ * products: a constant is packed (when the weights are written) as B = rows^T in panels of 16
+ * columns for mlbc_gemm_f32 (pk[p][k][l] = M[r0 + 16 p + l][k], zero past the last row and
+ * past k, the panels gemm_panel_stride(k) apart); a run-time input is read in place by
+ * mlbc_dots_f32 (its rows are contiguous along k). */
+typedef struct RowsPacking {
+    const Value *m;
+    int64_t off, rows, k;
+} RowsPacking;
+
+static void pack_rows(const void *arg, void *dst)
+{
+    const RowsPacking *r = arg;
+    int64_t np = (r->rows + 15) / 16, ps = gemm_panel_stride(r->k), i = 0;
+    for (int64_t p = 0; p < np; p++)
+        for (int64_t kk = 0; kk < ps / 16; kk++)
+            for (int64_t l = 0; l < 16; l++, i++) {
+                int64_t row = p * 16 + l;
+                if (row < r->rows && kk < r->k)
+                    ((float *)dst)[i] = (float)value_get_f(r->m, r->off + row * r->k + kk);
+            }
+}
+
 static const char *pack_or_ref(Emit *e, Node *n, const Value *m, int d, int64_t r0, int64_t rows,
                                int64_t k)
 {
     int64_t off = (d * numel(m) / m->dim[0]) + r0 * k;
     if (!m->data)
         return at_off(ref(e, m), off);
-    int64_t np = (rows + 15) / 16, ps = gemm_panel_stride(k), count = np * ps, i = 0;
-    Buf data = {0};
-    for (int64_t p = 0; p < np; p++)
-        for (int64_t kk = 0; kk < ps / 16; kk++)
-            for (int64_t l = 0; l < 16; l++, i++) {
-                int64_t row = p * 16 + l;
-                buf_puts(&data, i % 16 ? " " : "\n    ");
-                double v = row < rows && kk < k ? value_get_f(m, off + row * k + kk) : 0;
-                buf_float_lit(&data, v, DT_FLOAT);
-                if (i + 1 < count)
-                    buf_puts(&data, ",");
-            }
-    return kernel(e, n, "linalg_weights",
-                  "DOC", strf("%s: '%s' direction %d, rows [%lld, %lld) transposed, in column "
-                              "panels of 16", n->op, m->name, d, (long long)r0,
-                              (long long)(r0 + rows)),
-                  "T", "float", "LEN", lit(count), "DATA", data.p, NULL);
+    RowsPacking *arg = xalloc(sizeof *arg);
+    *arg = (RowsPacking){m, off, rows, k};
+    return weight_array(e, n,
+        strf("rows %d off %lld rows %lld k %lld", m->id, (long long)off, (long long)rows,
+             (long long)k),
+        (WeightArray){.doc = strf("%s: '%s' direction %d, rows [%lld, %lld) transposed, in "
+                                  "column panels of 16", n->op, m->name, d, (long long)r0,
+                                  (long long)(r0 + rows)),
+                      .dt = DT_FLOAT, .pack = pack_rows, .arg = arg,
+                      .count = (rows + 15) / 16 * gemm_panel_stride(k)});
 }
 
 /* What the emitters of one node share: its inputs, outputs and options, then per direction
