@@ -79,6 +79,7 @@ demo: deps all
 	@sh tools/demo.sh $(BUILD)
 
 bench: all
+	@sh tools/install-deps.sh bench
 	@$(PYTHON) bench/run.py --build $(BUILD)
 
 # make install PREFIX=/usr/local [DESTDIR=/stage]: the tools, libmlbc_rt.a and its public
