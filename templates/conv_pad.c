@@ -5,19 +5,19 @@
 static void ${FN}(const float *restrict x, float *restrict xp)
 {
     long c, d, h, w;
-    for (c = 0; c < ${CG}; c++)
-        for (d = 0; d < ${XD}; d++)
+    ${FOR_C}
+        ${FOR_D}
             for (h = 0; h < ${XH}; h++) {
                 const long id = d - ${PD}, ih = h - ${PH};
                 float *restrict row = xp + ((c * ${XD} + d) * ${XH} + h) * ${XW};
                 if (id < 0 || id >= ${ID} || ih < 0 || ih >= ${IH}) {
-                    for (w = 0; w < ${XW}; w++)
+                    ${FOR_WX}
                         row[w] = 0;
                     continue;
                 }
-                for (w = 0; w < ${PW}; w++)
+                ${FOR_WP}
                     row[w] = 0;
-                for (w = 0; w < ${IW}; w++)
+                ${FOR_WI}
                     row[${PW} + w] = x[((c * ${ID} + id) * ${IH} + ih) * ${IW} + w];
                 for (w = ${PW} + ${IW}; w < ${XW}; w++)
                     row[w] = 0;

@@ -112,19 +112,27 @@ const char *loop_head(const char *decl, const char *v, int64_t n, int64_t step)
 static int indent_of(const char *s) { return (int)strspn(s, " "); }
 static int is_blank(const char *s) { return !s[strspn(s, " ")]; }
 
-/* The lines of TEXT, without their '\n'. */
-static char **split_lines(const char *text, int *n)
+typedef struct Lines {
+    char **l;
+    int n, cap;
+} Lines;
+
+static void put_line(Lines *o, char *s)
 {
-    char **L = NULL;
-    int cap = 0;
-    *n = 0;
+    o->l = xgrow(o->l, o->n, &o->cap, sizeof *o->l);
+    o->l[o->n++] = s;
+}
+
+/* The lines of TEXT, without their '\n'. */
+static Lines split_lines(const char *text)
+{
+    Lines o = {0};
     for (const char *p = text; *p;) {
         size_t len = strcspn(p, "\n");
-        L = xgrow(L, *n, &cap, sizeof *L);
-        L[(*n)++] = strf("%.*s", (int)len, p);
+        put_line(&o, strf("%.*s", (int)len, p));
         p += len + (p[len] == '\n');
     }
-    return L;
+    return o;
 }
 
 /* The end of the body of the loop opened on line m: the first line after it not indented more
@@ -147,59 +155,102 @@ static int any_word(char **L, int from, int to, const char *w)
     return 0;
 }
 
-/* The last character of the line before M that is not blank (';' at the start). */
-static char last_before(char **L, int m)
+/* Does line K, in the body of the loop opened on line M, lie in a loop (or switch) nested in
+ * that body? Read upwards through the lines that enclose it. */
+static int nested(char **L, int m, int k)
 {
-    while (--m >= 0 && is_blank(L[m]))
-        ;
-    return m >= 0 ? L[m][strlen(L[m]) - 1] : ';';
+    static const char *const opens[] = {"for (", "while (", "do {", "switch ("};
+    for (int ind = indent_of(L[k]); --k > m;) {
+        if (is_blank(L[k]) || indent_of(L[k]) >= ind)
+            continue;
+        ind = indent_of(L[k]);
+        for (size_t i = 0; i < sizeof opens / sizeof *opens; i++)
+            if (!strncmp(L[k] + ind, opens[i], strlen(opens[i])))
+                return 1;
+    }
+    return 0;
 }
 
-/* Line M, a one-trip loop's marked header, written out with its body into OUT; returns the
- * first line after what was written. The body replaces the loop where the loop is a statement
- * of a block and, if braced, the last one (so that the body's declarations cannot clash with
- * or hide later ones); elsewhere it is a block. */
-static int unloop_at(Buf *out, char **L, int n, int m)
+/* Does the body (lines FROM to TO) of the loop opened on line FROM - 1 break or continue it? */
+static int jumps_out(char **L, int from, int to)
 {
-    int ind = indent_of(L[m]);
-    const char *head = L[m] + ind + 1, *sep = strchr(head, TRIP_SEP), *init = sep + 1;
+    for (int k = from; k < to; k++)
+        if ((has_word(L[k], "continue") || has_word(L[k], "break")) && !nested(L, from - 1, k))
+            return 1;
+    return 0;
+}
+
+/* How a one-trip loop's body takes the place of the loop, by the line before it. */
+enum { DROP, ATTACH, BLOCK };
+
+static int placement(const Lines *o, int braced, int last_in_scope)
+{
+    const char *p = o->n ? o->l[o->n - 1] : "{";
+    char c = is_blank(p) ? 0 : p[strlen(p) - 1];
+    if (strchr(p, ONE_TRIP) && c == ';')
+        c = ')';                        /* a one-trip loop's header, unbraced */
+    if (c == ')' || !strcmp(p + indent_of(p), "else"))
+        return ATTACH;                  /* the loop is the statement of a for, if, else */
+    return c && strchr(";{}", c) && (!braced || last_in_scope) ? DROP : BLOCK;
+}
+
+/* Line M of L, a one-trip loop's marked header, written out with its body after the lines
+ * before it in O; returns the first line after what was written. The body replaces the loop
+ * where the loop is a statement of a block and, if braced, the last one (so that the body's
+ * declarations cannot clash with or hide later ones); braces make the body of a for, if or
+ * else that was the loop a block; elsewhere the body is a block. */
+static int unloop_at(Lines *o, const Lines *L, int m)
+{
+    int ind = indent_of(L->l[m]), n = L->n;
+    const char *head = L->l[m] + ind + 1, *sep = strchr(head, TRIP_SEP), *init = sep + 1;
     const char *eq = strstr(init, " = 0;"), *tail = eq + 5, *v = eq;
     while (v > init && is_ident_char(v[-1]))
         v--;
-    int braced = !strcmp(tail, " {"), end = body_end(L, n, m, braced);
-    if (L[m][ind] != ONE_TRIP || (*tail && !braced))
-        die("internal: one-trip loop not alone on its line: %s", L[m]);
-    if (any_word(L, m + 1, end, "continue") || any_word(L, m + 1, end, "break")) {
-        buf_printf(out, "%*s%.*s%s\n", ind, "", (int)(sep - head), head, tail);
+    int braced = !strcmp(tail, " {"), end = body_end(L->l, n, m, braced);
+    if (L->l[m][ind] != ONE_TRIP || (*tail && !braced))
+        die("internal: one-trip loop not alone on its line: %s", L->l[m]);
+    if (jumps_out(L->l, m + 1, end)) {
+        put_line(o, strf("%*s%.*s%s", ind, "", (int)(sep - head), head, tail));
         return m + 1;
     }
-    int after = braced ? body_end(L, n, end, 0) : end;
-    int block = !strchr(";{}", last_before(L, m)) || (braced && after < n && indent_of(L[after]) >= ind);
-    if (block)
-        buf_printf(out, "%*s{\n", ind, "");
-    if (any_word(L, m + 1, end, strf("%.*s", (int)(eq - v), v)))
-        buf_printf(out, "%*s%.*s\n", ind + 4 * block, "", (int)(tail - init), init);
+    int after = braced ? body_end(L->l, n, end, 0) : end;
+    int how = placement(o, braced, after == n || indent_of(L->l[after]) < ind);
+    if (how == ATTACH)
+        o->l[o->n - 1] = strf("%s {", o->l[o->n - 1]);
+    if (how == BLOCK)
+        put_line(o, strf("%*s{", ind, ""));
+    if (any_word(L->l, m + 1, end, strf("%.*s", (int)(eq - v), v)))
+        put_line(o, strf("%*s%.*s", ind + 4 * (how == BLOCK), "", (int)(tail - init), init));
     for (int k = m + 1; k < end; k++)
-        buf_printf(out, "%s\n", block || is_blank(L[k]) ? L[k] : L[k] + 4);
-    if (block && !braced)
-        buf_printf(out, "%*s}\n", ind, "");
-    return braced && !block ? end + 1 : end;
+        put_line(o, how == BLOCK || is_blank(L->l[k]) ? L->l[k] : L->l[k] + 4);
+    if (how != DROP && !braced)
+        put_line(o, strf("%*s}", how == ATTACH ? ind - 4 : ind, ""));
+    if (braced && how != DROP)
+        put_line(o, how == ATTACH ? L->l[end] + 4 : L->l[end]);
+    return end + braced;
 }
 
+/* The one-trip loops are taken last first, so that the loops nested in one are settled before
+ * it: whether it is broken or continued, and its lines. */
 const char *unloop(const char *text)
 {
-    while (strchr(text, ONE_TRIP)) {
-        int n;
-        char **L = split_lines(text, &n);
-        Buf out = {0};
-        int m = 0;
-        while (!strchr(L[m], ONE_TRIP))
-            buf_printf(&out, "%s\n", L[m++]);
-        for (m = unloop_at(&out, L, n, m); m < n; m++)
-            buf_printf(&out, "%s\n", L[m]);
-        if (text[strlen(text) - 1] != '\n')
-            out.p[--out.len] = 0;
-        text = out.p;
+    if (!strchr(text, ONE_TRIP))
+        return text;
+    Lines L = split_lines(text);
+    for (int m = L.n - 1; m >= 0; m--) {
+        if (!strchr(L.l[m], ONE_TRIP))
+            continue;
+        Lines o = {0};
+        for (int k = 0; k < m; k++)
+            put_line(&o, L.l[k]);
+        for (int k = unloop_at(&o, &L, m); k < L.n; k++)
+            put_line(&o, L.l[k]);
+        L = o;
     }
-    return text;
+    Buf out = {0};
+    for (int k = 0; k < L.n; k++)
+        buf_printf(&out, "%s\n", L.l[k]);
+    if (text[strlen(text) - 1] != '\n')
+        out.p[--out.len] = 0;
+    return out.p;
 }
