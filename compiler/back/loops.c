@@ -106,7 +106,7 @@ const char *loop_head(const char *decl, const char *v, int64_t n, int64_t step)
     const char *head = strf("for (%s%s = 0; %s < %s; %s)", decl, v, v, lit(n), inc);
     if (n > step)
         return head;
-    return strf("%c%s%c%s%s = 0;", ONE_TRIP, head, TRIP_SEP, *decl ? "const " : "", strf("%s%s", decl, v));
+    return strf("%c%s%c%s%s%s = 0;", ONE_TRIP, head, TRIP_SEP, *decl ? "const " : "", decl, v);
 }
 
 static int indent_of(const char *s) { return (int)strspn(s, " "); }
