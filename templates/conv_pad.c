@@ -5,19 +5,19 @@
 static void ${FN}(const float *restrict x, float *restrict xp)
 {
     long c, d, h, w;
-    ${FOR_C}
-        ${FOR_D}
+    for (c = 0; c < ${CG}; c++)
+        for (d = 0; d < ${XD}; d++)
             for (h = 0; h < ${XH}; h++) {
                 const long id = d - ${PD}, ih = h - ${PH};
                 float *restrict row = xp + ((c * ${XD} + d) * ${XH} + h) * ${XW};
                 if (id < 0 || id >= ${ID} || ih < 0 || ih >= ${IH}) {
-                    ${FOR_WX}
+                    for (w = 0; w < ${XW}; w++)
                         row[w] = 0;
                     continue;
                 }
-                ${FOR_WP}
+                for (w = 0; w < ${PW}; w++)
                     row[w] = 0;
-                ${FOR_WI}
+                for (w = 0; w < ${IW}; w++)
                     row[${PW} + w] = x[((c * ${ID} + id) * ${IH} + ih) * ${IW} + w];
                 for (w = ${PW} + ${IW}; w < ${XW}; w++)
                     row[w] = 0;

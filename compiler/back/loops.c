@@ -104,7 +104,7 @@ const char *loop_head(const char *decl, const char *v, int64_t n, int64_t step)
 {
     const char *inc = step == 1 ? strf("%s++", v) : strf("%s += %s", v, lit(step));
     const char *head = strf("for (%s%s = 0; %s < %s; %s)", decl, v, v, lit(n), inc);
-    if (n > step)
+    if (n <= 0 || n > step)
         return head;
     return strf("%c%s%c%s%s%s = 0;", ONE_TRIP, head, TRIP_SEP, *decl ? "const " : "", decl, v);
 }
@@ -183,7 +183,7 @@ static int jumps_out(char **L, int from, int to)
 /* How a one-trip loop's body takes the place of the loop, by the line before it. */
 enum { DROP, ATTACH, BLOCK };
 
-static int placement(const Lines *o, int braced, int last_in_scope)
+static int placement(const Lines *o, int braced, int may_unbrace)
 {
     const char *p = o->n ? o->l[o->n - 1] : "{";
     char c = is_blank(p) ? 0 : p[strlen(p) - 1];
@@ -191,13 +191,15 @@ static int placement(const Lines *o, int braced, int last_in_scope)
         c = ')';                        /* a one-trip loop's header, unbraced */
     if (c == ')' || !strcmp(p + indent_of(p), "else"))
         return ATTACH;                  /* the loop is the statement of a for, if, else */
-    return c && strchr(";{}", c) && (!braced || last_in_scope) ? DROP : BLOCK;
+    return c && strchr(";{}", c) && (!braced || may_unbrace) ? DROP : BLOCK;
 }
 
 /* Line M of L, a one-trip loop's marked header, written out with its body after the lines
  * before it in O; returns the first line after what was written. The body replaces the loop
  * where the loop is a statement of a block and, if braced, the last one (so that the body's
- * declarations cannot clash with or hide later ones); braces make the body of a for, if or
+ * declarations cannot clash with or hide later ones) and declaring no restrict pointer (whose
+ * promise holds in its block: moved to a function's outermost block, a pointer into a
+ * restrict parameter is undefined behaviour, which gcc -O3 miscompiles); braces make the body of a for, if or
  * else that was the loop a block; elsewhere the body is a block. */
 static int unloop_at(Lines *o, const Lines *L, int m)
 {
@@ -214,7 +216,8 @@ static int unloop_at(Lines *o, const Lines *L, int m)
         return m + 1;
     }
     int after = braced ? body_end(L->l, n, end, 0) : end;
-    int how = placement(o, braced, after == n || indent_of(L->l[after]) < ind);
+    int how = placement(o, braced, (after == n || indent_of(L->l[after]) < ind) &&
+                                       !any_word(L->l, m + 1, end, "restrict"));
     if (how == ATTACH)
         o->l[o->n - 1] = strf("%s {", o->l[o->n - 1]);
     if (how == BLOCK)
