@@ -349,6 +349,8 @@ int64_t gemm_panel_stride(int64_t K);
 void buf_line(Buf *b, int ind, const char *fmt, ...);  /* a code line indented by 4 * ind */
 
 void cond_and(Buf *b, const char *term); /* append a condition to b, joined with && */
+int is_ident_char(char c);              /* a letter, digit or '_' */
+int has_word(const char *s, const char *w); /* s contains identifier w, not part of a longer one */
 
 /* ---- emitter (emit.c) ----------------------------------------------------------------- */
 
@@ -385,6 +387,15 @@ typedef struct Loops {
 void bcast_strides(const Value *v, int rank, const int64_t *dim, int64_t *stride);
 void dense_strides(int rank, const int64_t *dim, int64_t *stride);
 Loops loop_nest(int rank, const int64_t *dim, int nops, int64_t (*stride)[MLBC_MAX_RANK]);
+/* Every counted loop of generated code (emitters' text and templates' ${KEY}s) opens with
+ * loop_head: the header "for (DECL V = 0; V < N; V += STEP)" (DECL "long " declares V in it,
+ * "" uses a V declared before; STEP 1 gives V++), which the caller follows with " {" or with
+ * the body's one statement on the next lines, indented 4 more. A loop of one trip (0 < N <= STEP)
+ * is no loop: kernel() writes its body once, after "V = 0;" ("const long V = 0;") if the body
+ * reads V, as a block where one is needed; a body that may break or continue keeps its loop. */
+const char *loop_head(const char *decl, const char *v, int64_t n, int64_t step);
+/* TEXT with the one-trip loops loop_head marked written as their bodies (kernel() calls it). */
+const char *unloop(const char *text);
 
 typedef struct Options {
     const char *name;                   /* symbol prefix */

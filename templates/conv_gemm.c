@@ -15,8 +15,8 @@
 static void ${FN}(${PARAMS})
 {
 ${BUFS}    long n, g, p0${DECLS};
-    for (n = 0; n < ${N}; n++)
-        for (g = 0; g < ${G}; g++) {
+    ${FOR_N}
+        ${FOR_G} {
             const float *restrict xg = x + (n * ${C} + g * ${CG}) * ${ISP};
             float *restrict yg = y + (n * ${M} + g * ${MG}) * ${YSP};
 ${PRE}            for (p0 = 0; p0 < ${OSP}; p0 += ${T}) {

@@ -10,10 +10,10 @@
 static void ${FN}(const float *restrict x, long p0, long np, float *restrict xcol)
 {
     long c, kd, kh, kw, p, ow;
-    for (c = 0; c < ${CG}; c++)
-        for (kd = 0; kd < ${KD}; kd++)
-            for (kh = 0; kh < ${KH}; kh++)
-                for (kw = 0; kw < ${KW}; kw++) {
+    ${FOR_C}
+        ${FOR_KD}
+            ${FOR_KH}
+                ${FOR_KW} {
                     const long tap = ((c * ${KD} + kd) * ${KH} + kh) * ${KW} + kw;
                     const long off = kw * ${DW} - ${PW};      /* iw = ow * SW + off */
                     const long lo = off >= 0 ? 0 : (${SW} - 1 - off) / ${SW};

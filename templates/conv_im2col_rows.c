@@ -8,10 +8,10 @@
 static void ${FN}(const float *restrict x, long r0, long nr, float *restrict xcol)
 {
     long c, kd, kh, kw, r, ow;
-    for (c = 0; c < ${CG}; c++)
-        for (kd = 0; kd < ${KD}; kd++)
-            for (kh = 0; kh < ${KH}; kh++)
-                for (kw = 0; kw < ${KW}; kw++) {
+    ${FOR_C}
+        ${FOR_KD}
+            ${FOR_KH}
+                ${FOR_KW} {
                     const long tap = ((c * ${KD} + kd) * ${KH} + kh) * ${KW} + kw;
                     float *restrict col = xcol + tap * nr * ${OW};
                     for (r = 0; r < nr; r++) {

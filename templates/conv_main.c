@@ -3,7 +3,7 @@
 static void ${FN}(${PARAMS})
 {
     long n, g${DECLS};
-    for (n = 0; n < ${N}; n++)
-        for (g = 0; g < ${G}; g++) {
+    ${FOR_N}
+        ${FOR_G} {
 ${CALLS}        }
 }

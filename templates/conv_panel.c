@@ -11,22 +11,22 @@
 static void ${FN}(${PARAMS})
 {
     long od, oh, ow, c, kd, kh, kw, l;
-    for (od = 0; od < ${OD}; od++)
-        for (oh = 0; oh < ${OH}; oh++)
+    ${FOR_OD}
+        ${FOR_OH}
             for (ow = ${OW0}; ow < ${OW1}; ow++) {
                 ${CT} acc[${L}];
-                for (l = 0; l < ${L}; l++)
+                ${FOR_L}
                     acc[l] = 0;
-                for (c = 0; c < ${CG}; c++)
-                    for (kd = 0; kd < ${KD}; kd++) {
+                ${FOR_C}
+                    ${FOR_KD} {
                         const long id = od * ${SD} - ${PD} + kd * ${DD};
                         if (id < 0 || id >= ${ID})
                             continue;
-                        for (kh = 0; kh < ${KH}; kh++) {
+                        ${FOR_KH} {
                             const long ih = oh * ${SH} - ${PH} + kh * ${DH};
                             if (ih < 0 || ih >= ${IH})
                                 continue;
-                            for (kw = 0; kw < ${KW}; kw++) {
+                            ${FOR_KW} {
                                 const long iw = ow * ${SW} - ${PW} + kw * ${DW};
                                 const long tap = ((c * ${KD} + kd) * ${KH} + kh) * ${KW} + kw;
                                 const ${TX} *restrict xr = x + ((c * ${ID} + id) * ${IH} + ih) * ${IW};
@@ -34,7 +34,7 @@ static void ${FN}(${PARAMS})
                                 if (iw < 0 || iw >= ${IW})
                                     continue;
                                 x0 = ${LX0};
-                                for (l = 0; l < ${L}; l++)
+                                ${FOR_L}
                                     acc[l] = ${MAC};
                             }
                         }

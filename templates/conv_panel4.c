@@ -9,22 +9,22 @@
 static void ${FN}(${PARAMS})
 {
     long od, oh, ow, c, kd, kh, kw, l;
-    for (od = 0; od < ${OD}; od++)
-        for (oh = 0; oh < ${OH}; oh++)
+    ${FOR_OD}
+        ${FOR_OH}
             for (ow = 0; ow < ${OW4}; ow += 4) {
                 ${CT} a0[${L}], a1[${L}], a2[${L}], a3[${L}];
-                for (l = 0; l < ${L}; l++)
+                ${FOR_L}
                     a0[l] = a1[l] = a2[l] = a3[l] = 0;
-                for (c = 0; c < ${CG}; c++)
-                    for (kd = 0; kd < ${KD}; kd++) {
+                ${FOR_C}
+                    ${FOR_KD} {
                         const long id = od * ${SD} - ${PD} + kd * ${DD};
                         if (id < 0 || id >= ${ID})
                             continue;
-                        for (kh = 0; kh < ${KH}; kh++) {
+                        ${FOR_KH} {
                             const long ih = oh * ${SH} - ${PH} + kh * ${DH};
                             if (ih < 0 || ih >= ${IH})
                                 continue;
-                            for (kw = 0; kw < ${KW}; kw++) {
+                            ${FOR_KW} {
                                 const long iw = ow * ${SW} - ${PW} + kw * ${DW};
                                 const long tap = ((c * ${KD} + kd) * ${KH} + kh) * ${KW} + kw;
                                 const ${TX} *restrict xr = x + ((c * ${ID} + id) * ${IH} + ih) * ${IW};
@@ -32,13 +32,13 @@ static void ${FN}(${PARAMS})
                                 const ${CT} x1 = iw + ${SW} >= 0 && iw + ${SW} < ${IW} ? ${LX1} : 0;
                                 const ${CT} x2 = iw + ${SW2} >= 0 && iw + ${SW2} < ${IW} ? ${LX2} : 0;
                                 const ${CT} x3 = iw + ${SW3} >= 0 && iw + ${SW3} < ${IW} ? ${LX3} : 0;
-                                for (l = 0; l < ${L}; l++)
+                                ${FOR_L}
                                     a0[l] = ${MAC0};
-                                for (l = 0; l < ${L}; l++)
+                                ${FOR_L}
                                     a1[l] = ${MAC1};
-                                for (l = 0; l < ${L}; l++)
+                                ${FOR_L}
                                     a2[l] = ${MAC2};
-                                for (l = 0; l < ${L}; l++)
+                                ${FOR_L}
                                     a3[l] = ${MAC3};
                             }
                         }

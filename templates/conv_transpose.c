@@ -7,23 +7,23 @@
 static void ${FN}(${PARAMS})
 {
     long n, g, m, od, oh, ow, c, kd, kh, kw;
-    for (n = 0; n < ${N}; n++)
-        for (g = 0; g < ${G}; g++)
-            for (m = 0; m < ${MG}; m++)
-                for (od = 0; od < ${OD}; od++)
-                    for (oh = 0; oh < ${OH}; oh++)
+    ${FOR_N}
+        ${FOR_G}
+            ${FOR_M}
+                ${FOR_OD}
+                    ${FOR_OH}
                         for (ow = 0; ow < ${OW}; ow++) {
                             ${CT} s = 0;
-                            for (c = 0; c < ${CG}; c++)
-                                for (kd = 0; kd < ${KD}; kd++) {
+                            ${FOR_C}
+                                ${FOR_KD} {
                                     const long td = od + ${PD} - kd * ${DD}, id = td / ${SD};
                                     if (td < 0 || td % ${SD} != 0 || id >= ${ID})
                                         continue;
-                                    for (kh = 0; kh < ${KH}; kh++) {
+                                    ${FOR_KH} {
                                         const long th = oh + ${PH} - kh * ${DH}, ih = th / ${SH};
                                         if (th < 0 || th % ${SH} != 0 || ih >= ${IH})
                                             continue;
-                                        for (kw = 0; kw < ${KW}; kw++) {
+                                        ${FOR_KW} {
                                             const long tw = ow + ${PW} - kw * ${DW}, iw = tw / ${SW};
                                             if (tw < 0 || tw % ${SW} != 0 || iw >= ${IW})
                                                 continue;

@@ -47,12 +47,12 @@ static int ${FN}(const float *restrict boxes, const float *restrict scores${PARA
     const long max_out = ${MAXOUT};
     const float iou_thr = ${IOU};
     long b, c, total = 0;
-    for (b = 0; b < ${B}; b++)
-        for (c = 0; c < ${C}; c++) {
+    ${FOR_B}
+        ${FOR_C} {
             const float *s = scores + (b * ${C} + c) * ${N};
             const float *bx = boxes + b * ${N} * 4;
             long nc = 0, ns = 0, j, w, lo;
-            for (j = 0; j < ${N}; j++)
+            ${FOR_J}
                 if (${KEEP})
                     cand[nc++] = j;
             for (w = 1; w < nc; w *= 2) {

@@ -5,7 +5,7 @@
 static void ${FN}(const ${TX} *restrict x, ${TY} *restrict y)
 {
     static const ${TX} q[${N}] = {${Q}};
-    for (long i = 0; i < ${M}; i++) {
+    ${FOR_I} {
         long lo = 0, hi = ${N};
         while (lo < hi) {
             long mid = (lo + hi) / 2;

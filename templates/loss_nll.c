@@ -20,7 +20,7 @@ ${DECL}    for (i = 0; i < ${ND}; i++) {
             return 1;
     }
     for (n = 0; n < ${N}; n++)
-        for (d = 0; d < ${D}; d++) {
+        ${FOR_D} {
             const long s = n * ${D} + d;  /* sample */
             const int64_t k = (int64_t)t[s];
 ${SKIP}            {

@@ -18,7 +18,7 @@ ${DECL}    for (i = 0; i < ${ND}; i++) {
             return 1;
     }
     for (n = 0; n < ${N}; n++)
-        for (d0 = 0; d0 < ${D}; d0 += ${B}) {
+        ${FOR_D0} {
             /* class c at block position j: xb[c * D + j] */
             const ${T} *const xb = x + n * ${CD} + d0;
             const long nb = ${D} - d0 < ${B} ? ${D} - d0 : ${B};

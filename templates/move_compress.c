@@ -13,7 +13,7 @@ static int ${FN}(const ${T} *restrict x, const uint8_t *restrict cond, ${T} *res
         }
     if (count != ${NOUT})
         return 1;
-    for (o = 0; o < ${OUTER}; o++)
+    ${FOR_O}
         for (j = 0; j < ${NM}; j++)
             if (cond[j]) {
                 memcpy(y, x + (o * ${N} + j) * ${INNER}, ${INNER} * sizeof *y);

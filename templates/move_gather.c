@@ -6,11 +6,11 @@
 static int ${FN}(const ${T} *restrict x, const ${IT} *restrict ind, ${T} *restrict y)
 {
     long o, k;
-    for (k = 0; k < ${NIDX}; k++)
+    ${FOR_K}
         if (ind[k] < -${N} || ind[k] >= ${N})
             return 1;
-    for (o = 0; o < ${OUTER}; o++)
-        for (k = 0; k < ${NIDX}; k++) {
+    ${FOR_O}
+        ${FOR_K} {
             const long i = (long)ind[k] + (ind[k] < 0 ? ${N} : 0);
             memcpy(y + (o * ${NIDX} + k) * ${INNER}, x + (o * ${N} + i) * ${INNER},
                    ${INNER} * sizeof *y);

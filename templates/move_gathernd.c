@@ -6,8 +6,8 @@
 static int ${FN}(const ${T} *restrict x, const ${IT} *restrict ind, ${T} *restrict y)
 {
     long b, m, i, off;
-    for (b = 0; b < ${B}; b++)
-        for (m = 0; m < ${M}; m++) {
+    ${FOR_B}
+        ${FOR_M} {
             const ${IT} *t = ind + (b * ${M} + m) * ${K};
             off = b * ${XB};
 ${COORDS}            memcpy(y + (b * ${M} + m) * ${S}, x + off, ${S} * sizeof *y);

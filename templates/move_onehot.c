@@ -9,7 +9,7 @@ static void ${FN}(const ${IT} *restrict ind, const ${T} *restrict values, ${T} *
     for (i = 0; i < ${NY}; i++)
         y[i] = off;
     for (o = 0; o < ${OUTER}; o++)
-        for (i = 0; i < ${INNER}; i++) {
+        ${FOR_I} {
             ${VT} v = ${LOAD};
             if (v < 0)
                 v += ${DEPTH};

@@ -8,9 +8,9 @@ static void ${FN}(const ${TX} *restrict x, int64_t *restrict y)
     ${C} best[${CH}];
     int64_t bi[${CH}];
     long a, b0, j, k;
-    for (a = 0; a < ${A}; a++) {
+    ${FOR_A} {
         const ${TX} *restrict xa = x + a * ${KB};
-        for (b0 = 0; b0 < ${B}; b0 += ${CH}) {
+        ${FOR_B0} {
             const long nb = ${B} - b0 < ${CH} ? ${B} - b0 : ${CH};
             for (j = 0; j < nb; j++) {
                 best[j] = ${LOAD0};

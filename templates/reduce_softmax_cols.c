@@ -8,10 +8,10 @@ static void ${FN}(const ${TX} *restrict x, ${TY} *restrict y)
 {
     ${C} m[${CH}], s[${CH}];
     long a, b0, j, k;
-    for (a = 0; a < ${A}; a++) {
+    ${FOR_A} {
         const ${TX} *restrict xa = x + a * ${KB};
         ${TY} *restrict ya = y + a * ${KB};
-        for (b0 = 0; b0 < ${B}; b0 += ${CH}) {
+        ${FOR_B0} {
             const long nb = ${B} - b0 < ${CH} ? ${B} - b0 : ${CH};
             for (j = 0; j < nb; j++) {
                 m[j] = -INFINITY;

@@ -4,7 +4,7 @@
 static void ${FN}(const ${TX} *restrict x, ${TY} *restrict y)
 {
     long a, k;
-${DECL}    for (a = 0; a < ${A}; a++) {
+${DECL}    ${FOR_A} {
         const ${TX} *restrict xr = x + a * ${K};
         ${TY} *restrict yr = y + a * ${K};
         ${C} mx, sum;

@@ -7,7 +7,7 @@
 static void ${FN}(const float *restrict x, float *restrict y)
 {
     long a, k;
-${DECL}    for (a = 0; a < ${A}; a++) {
+${DECL}    ${FOR_A} {
         const float *restrict xr = x + a * ${K};
         float *restrict yr = y + a * ${K};
         float mx;
@@ -15,7 +15,7 @@ ${MAX}        for (k = 0; k < ${K}; k++)
             yr[k] = xr[k] - mx;
     }
     mlbc_vexp_f32(${AK}, y, y);
-    for (a = 0; a < ${A}; a++) {
+    ${FOR_A} {
         float *restrict yr = y + a * ${K};
         float sum;
 ${SUM}        for (k = 0; k < ${K}; k++)

@@ -5,7 +5,7 @@
 static void ${FN}(const ${TX} *restrict x, ${TX} *restrict vy, int64_t *restrict iy)
 {
     long a, b, i, n, p, q;
-    for (a = 0; a < ${A}; a++)
+    ${FOR_A}
         for (b = 0; b < ${B}; b++) {
             const ${TX} *restrict xr = x + a * ${KB} + b;
             ${TX} *restrict vr = vy + a * ${K1B} + b;

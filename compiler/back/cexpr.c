@@ -46,7 +46,16 @@ const char *libm_sfx(DType calc) { return calc == DT_DOUBLE ? "" : "f"; }
  * accurate: "tanh@" becomes "mlbc_tanhf" rather than "tanhf". */
 static const char *const own_float_fns[] = {"tanh"};
 
-static int is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+int is_ident_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+int has_word(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    for (const char *p = s; (p = strstr(p, w)); p++)
+        if ((p == s || !is_ident_char(p[-1])) && !is_ident_char(p[n]))
+            return 1;
+    return 0;
+}
 
 const char *libm_suffix(const char *expr, DType calc)
 {

@@ -287,7 +287,7 @@ const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv)
     for (int i = 0; kv[i]; i += 2)
         if (!strcmp(kv[i], "DOC"))
             kv[i + 1] = wrap_comment(kv[i + 1], 3, "");
-    const char *text = substitute(tmpl, template_body(tmpl), kv);
+    const char *text = unloop(substitute(tmpl, template_body(tmpl), kv));
     for (int i = 0; i < e->ninst; i++)
         if (!strcmp(e->inst[i].text, text))
             return e->inst[i].name;

@@ -92,3 +92,168 @@ Loops loop_nest(int rank, const int64_t *dim_in, int nops, int64_t (*stride_in)[
         l.idx[k] = index_expr(r, st[k]);
     return l;
 }
+
+/* ---- counted loops: a loop of one trip is its body ---- */
+
+/* loop_head's text for a loop of one trip, in place of its header: ONE_TRIP, the header (kept
+ * if the body must stay a loop), TRIP_SEP, the statement that gives the index its value. */
+#define ONE_TRIP '\001'
+#define TRIP_SEP '\002'
+
+const char *loop_head(const char *decl, const char *v, int64_t n, int64_t step)
+{
+    const char *inc = step == 1 ? strf("%s++", v) : strf("%s += %s", v, lit(step));
+    const char *head = strf("for (%s%s = 0; %s < %s; %s)", decl, v, v, lit(n), inc);
+    if (n <= 0 || n > step)
+        return head;
+    return strf("%c%s%c%s%s%s = 0;", ONE_TRIP, head, TRIP_SEP, *decl ? "const " : "", decl, v);
+}
+
+static int indent_of(const char *s) { return (int)strspn(s, " "); }
+static int is_blank(const char *s) { return !s[strspn(s, " ")]; }
+
+typedef struct Lines {
+    char **l;
+    int n, cap;
+} Lines;
+
+static void put_line(Lines *o, char *s)
+{
+    o->l = xgrow(o->l, o->n, &o->cap, sizeof *o->l);
+    o->l[o->n++] = s;
+}
+
+/* The lines of TEXT, without their '\n'. */
+static Lines split_lines(const char *text)
+{
+    Lines o = {0};
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, "\n");
+        put_line(&o, strf("%.*s", (int)len, p));
+        p += len + (p[len] == '\n');
+    }
+    return o;
+}
+
+/* The end of the body of the loop opened on line m: the first line after it not indented more
+ * (the closing brace if braced). */
+static int body_end(char **L, int n, int m, int braced)
+{
+    int ind = indent_of(L[m]), k = m + 1;
+    while (k < n && (is_blank(L[k]) || indent_of(L[k]) > ind))
+        k++;
+    if (braced && (k == n || L[k][ind] != '}'))
+        die("internal: unbalanced loop in generated code: %s", L[m]);
+    return k;
+}
+
+static int any_word(char **L, int from, int to, const char *w)
+{
+    for (int k = from; k < to; k++)
+        if (has_word(L[k], w))
+            return 1;
+    return 0;
+}
+
+/* Does line K, in the body of the loop opened on line M, lie in a loop (or switch) nested in
+ * that body? Read upwards through the lines that enclose it. */
+static int nested(char **L, int m, int k)
+{
+    static const char *const opens[] = {"for (", "while (", "do {", "switch ("};
+    for (int ind = indent_of(L[k]); --k > m;) {
+        if (is_blank(L[k]) || indent_of(L[k]) >= ind)
+            continue;
+        ind = indent_of(L[k]);
+        for (size_t i = 0; i < sizeof opens / sizeof *opens; i++)
+            if (!strncmp(L[k] + ind, opens[i], strlen(opens[i])))
+                return 1;
+    }
+    return 0;
+}
+
+/* Does the body (lines FROM to TO) of the loop opened on line FROM - 1 break or continue it? */
+static int jumps_out(char **L, int from, int to)
+{
+    for (int k = from; k < to; k++)
+        if ((has_word(L[k], "continue") || has_word(L[k], "break")) && !nested(L, from - 1, k))
+            return 1;
+    return 0;
+}
+
+/* How a one-trip loop's body takes the place of the loop, by the line before it. */
+enum { DROP, ATTACH, BLOCK };
+
+static int placement(const Lines *o, int braced, int may_unbrace)
+{
+    const char *p = o->n ? o->l[o->n - 1] : "{";
+    char c = is_blank(p) ? 0 : p[strlen(p) - 1];
+    if (strchr(p, ONE_TRIP) && c == ';')
+        c = ')';                        /* a one-trip loop's header, unbraced */
+    if (c == ')' || !strcmp(p + indent_of(p), "else"))
+        return ATTACH;                  /* the loop is the statement of a for, if, else */
+    return c && strchr(";{}", c) && (!braced || may_unbrace) ? DROP : BLOCK;
+}
+
+/* Line M of L, a one-trip loop's marked header, written out with its body after the lines
+ * before it in O; returns the first line after what was written. The body replaces the loop
+ * where the loop is a statement of a block and, if braced, the last one (so that the body's
+ * declarations cannot clash with or hide later ones) and declaring no restrict pointer (whose
+ * promise holds in its block: moved to a function's outermost block, a pointer into a
+ * restrict parameter is undefined behaviour, which gcc -O3 miscompiles); braces make the body of a for, if or
+ * else that was the loop a block; elsewhere the body is a block. */
+static int unloop_at(Lines *o, const Lines *L, int m)
+{
+    int ind = indent_of(L->l[m]), n = L->n;
+    const char *head = L->l[m] + ind + 1, *sep = strchr(head, TRIP_SEP), *init = sep + 1;
+    const char *eq = strstr(init, " = 0;"), *tail = eq + 5, *v = eq;
+    while (v > init && is_ident_char(v[-1]))
+        v--;
+    int braced = !strcmp(tail, " {"), end = body_end(L->l, n, m, braced);
+    if (L->l[m][ind] != ONE_TRIP || (*tail && !braced))
+        die("internal: one-trip loop not alone on its line: %s", L->l[m]);
+    if (jumps_out(L->l, m + 1, end)) {
+        put_line(o, strf("%*s%.*s%s", ind, "", (int)(sep - head), head, tail));
+        return m + 1;
+    }
+    int after = braced ? body_end(L->l, n, end, 0) : end;
+    int how = placement(o, braced, (after == n || indent_of(L->l[after]) < ind) &&
+                                       !any_word(L->l, m + 1, end, "restrict"));
+    if (how == ATTACH)
+        o->l[o->n - 1] = strf("%s {", o->l[o->n - 1]);
+    if (how == BLOCK)
+        put_line(o, strf("%*s{", ind, ""));
+    if (any_word(L->l, m + 1, end, strf("%.*s", (int)(eq - v), v)))
+        put_line(o, strf("%*s%.*s", ind + 4 * (how == BLOCK), "", (int)(tail - init), init));
+    for (int k = m + 1; k < end; k++)
+        put_line(o, how == BLOCK || is_blank(L->l[k]) ? L->l[k] : L->l[k] + 4);
+    if (how != DROP && !braced)
+        put_line(o, strf("%*s}", how == ATTACH ? ind - 4 : ind, ""));
+    if (braced && how != DROP)
+        put_line(o, how == ATTACH ? L->l[end] + 4 : L->l[end]);
+    return end + braced;
+}
+
+/* The one-trip loops are taken last first, so that the loops nested in one are settled before
+ * it: whether it is broken or continued, and its lines. */
+const char *unloop(const char *text)
+{
+    if (!strchr(text, ONE_TRIP))
+        return text;
+    Lines L = split_lines(text);
+    for (int m = L.n - 1; m >= 0; m--) {
+        if (!strchr(L.l[m], ONE_TRIP))
+            continue;
+        Lines o = {0};
+        for (int k = 0; k < m; k++)
+            put_line(&o, L.l[k]);
+        for (int k = unloop_at(&o, &L, m); k < L.n; k++)
+            put_line(&o, L.l[k]);
+        L = o;
+    }
+    Buf out = {0};
+    for (int k = 0; k < L.n; k++)
+        buf_printf(&out, "%s\n", L.l[k]);
+    if (text[strlen(text) - 1] != '\n')
+        out.p[--out.len] = 0;
+    return out.p;
+}

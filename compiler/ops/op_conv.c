@@ -27,6 +27,7 @@
  * float and double accumulations are explicit fused multiply-adds (fused(): fmaf / fma),
  * which contraction cannot change.
  */
+#include <ctype.h>
 #include <math.h>
 #include <string.h>
 
@@ -273,6 +274,10 @@ static void geom_kv(const Geom *g, const char **kv, int *k)
             kv[(*k)++] = strf("%s%c", pre[j], ax[i]);
             kv[(*k)++] = lit(src[j][i]);
         }
+        kv[(*k)++] = strf("FOR_O%c", ax[i]);
+        kv[(*k)++] = loop_head("", strf("o%c", tolower(ax[i])), out[i], 1);
+        kv[(*k)++] = strf("FOR_K%c", ax[i]);
+        kv[(*k)++] = loop_head("", strf("k%c", tolower(ax[i])), ks[i], 1);
     }
 }
 
@@ -422,8 +427,10 @@ static const char *emit_conv_panel(Emit *e, const ConvK *c, int64_t lanes, int64
     KV("TX", dtype_ctype(c->X->dt));
     KV("TY", dtype_ctype(c->Y->dt));
     KV("L", lit(lanes));
+    KV("FOR_L", loop_head("", "l", lanes, 1));
     KV("LS", lit(ls));
     KV("CG", lit(g->CG));
+    KV("FOR_C", loop_head("", "c", g->CG, 1));
     KV("OSP", lit(prod3(out3)));
     KV("OW0", lit(ow0));
     KV("OW1", lit(ow1));
@@ -465,12 +472,16 @@ static const char *emit_im2col(Emit *e, const ConvK *c)
                    geom_doc(&c->g));
     kv[k++] = "CG";
     kv[k++] = lit(c->g.CG);
+    kv[k++] = "FOR_C";
+    kv[k++] = loop_head("", "c", c->g.CG, 1);
     geom_kv(&c->g, kv, &k);
     kv[k] = NULL;
     return kernelv(e, c->n, "conv_im2col", kv);
 }
 
-/* The zero-padded copy of a group's input, of extents xp (templates/conv_pad.c). */
+/* The zero-padded copy of a group's input, of extents xp (templates/conv_pad.c). Its loops
+ * stay loops even of one trip: without the channel and depth loops around the row loop, gcc 12
+ * -O3 -march=native (AVX-512) miscompiles it (wrong rows: test_same_bits). */
 static const char *emit_pad(Emit *e, const ConvK *c, const int64_t *xp)
 {
     const Geom *g = &c->g;
@@ -502,7 +513,10 @@ static const char *emit_im2col_rows(Emit *e, const ConvK *c, const int64_t *src,
                   "CG", lit(g->CG), "ID", lit(src[0]), "IH", lit(src[1]), "IW", lit(src[2]),
                   "OH", lit(out3[1]), "OW", lit(out3[2]), "KD", lit(k3[0]), "KH", lit(k3[1]),
                   "KW", lit(k3[2]), "SD", lit(s3[0]), "SH", lit(s3[1]), "SW", lit(s3[2]),
-                  "DD", lit(d3[0]), "DH", lit(d3[1]), "DW", lit(d3[2]), NULL);
+                  "DD", lit(d3[0]), "DH", lit(d3[1]), "DW", lit(d3[2]),
+                  "FOR_C", loop_head("", "c", g->CG, 1), "FOR_KD", loop_head("", "kd", k3[0], 1),
+                  "FOR_KH", loop_head("", "kh", k3[1], 1), "FOR_KW", loop_head("", "kw", k3[2], 1),
+                  NULL);
 }
 
 /* Pixels per tile of at most `budget` bytes at per_pixel bytes each, in units of `unit`
@@ -620,14 +634,14 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
     const char *ind = "                        ";
     int64_t kh = c->ep->pool_k[0], ph = pooled(c, 0), pw = pooled(c, 1);
     buf_printf(body,
-               "%sfor (m = 0; m < %s; m++)\n"
+               "%s%s\n"
                "%s    for (i = 0; i + %s <= nr; i += %s) {\n"
                "%s        float *restrict yr = yg + m * %s + (od * %s + (oh + i) / %s) * %s;\n"
                "%s        for (o = 0; o < %s; o++)\n"
                "%s            yr[o] = -INFINITY;\n"
                "%s        %s(yt + m * %s + i * %s, %s, yr);\n"
                "%s    }\n",
-               ind, lit(c->g.MG), ind, lit(kh), lit(kh), ind, lit(ph * pw), lit(ph), lit(kh),
+               ind, loop_head("", "m", c->g.MG, 1), ind, lit(kh), lit(kh), ind, lit(ph * pw), lit(ph), lit(kh),
                lit(pw), ind, lit(pw), ind, ind, pool, lit(p->nr * p->src[2]), lit(p->src[2]),
                lit(kh), ind);
 }
@@ -661,9 +675,8 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
         buf_printf(body, "%sfor (r = p0 / %s; r < (p0 + np) / %s; r++) {\n%s    ", ind, ow, ow, ind);
         buf_printf(body, call, ow, start, strf("yg + r * %s", ow), osp);
         if (relu)
-            buf_printf(body, "%s    for (m = 0; m < %s; m++)\n"
-                             "%s        %s(yg + m * %s + r * %s, %s);\n",
-                       ind, mg, ind, relu, osp, ow, ow);
+            buf_printf(body, "%s    %s\n%s        %s(yg + m * %s + r * %s, %s);\n",
+                       ind, loop_head("", "m", g->MG, 1), ind, relu, osp, ow, ow);
         buf_printf(body, "%s}\n", ind);
         return;
     }
@@ -687,12 +700,12 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
         emit_tile_pool(body, c, p, pool);
     else
         buf_printf(body,
-                   "%s        for (m = 0; m < %s; m++)\n"
+                   "%s        %s\n"
                    "%s            for (i = 0; i < nr; i++) {\n"
                    "%s                float *restrict yr = yg + m * %s + (od * %s + oh + i) * %s;\n"
                    "%s                memcpy(yr, yt + m * %s + i * %s, %s * sizeof *yr);\n"
                    "%s            }\n",
-                   ind, mg, ind, ind, osp, lit(oh), ow, ind, ldy, xw, ow, ind);
+                   ind, loop_head("", "m", g->MG, 1), ind, ind, osp, lit(oh), ow, ind, ldy, xw, ow, ind);
     buf_printf(body, "%s    }\n", ind);
 }
 
@@ -800,8 +813,8 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
             buf_printf(&body, "%s%s(yg, %s);\n", ind, relu, lit(g->MG * osp));
         } else {
             decls = ", m";
-            buf_printf(&body, "%sfor (m = 0; m < %s; m++)\n%s    %s(yg + m * %s + p0, np);\n", ind,
-                       lit(g->MG), ind, relu, lit(osp));
+            buf_printf(&body, "%s%s\n%s    %s(yg + m * %s + p0, np);\n", ind,
+                       loop_head("", "m", g->MG, 1), ind, relu, lit(osp));
         }
     }
     Buf params = {0}, args = {0};
@@ -814,7 +827,8 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
                     : p.tile == osp ? "one tile" : strf("tiles of %lld pixels", (long long)p.tile),
                     geom_doc(g), epilogue_doc(c)),
         "PARAMS", params.p, "BUFS", bufs.p ? bufs.p : "", "DECLS", decls,
-        "N", lit(g->N), "G", lit(g->G), "C", lit(g->C), "CG", lit(g->CG), "M", lit(g->M),
+        "FOR_N", loop_head("", "n", g->N, 1), "FOR_G", loop_head("", "g", g->G, 1),
+        "C", lit(g->C), "CG", lit(g->CG), "M", lit(g->M),
         "MG", lit(g->MG), "ISP", lit(isp), "OSP", lit(osp), "T", lit(p.tile),
         "YSP", lit(numel(c->Y) / (g->N * g->M)), "PRE", pre.p ? pre.p : "", "TILE", body.p, NULL);
     stmt(e, "%s(%s);", fn, args.p);
@@ -947,8 +961,9 @@ static void conv_emit(Emit *e, Node *n)
     const char *fn = kernel(e, n, "conv_main",
                             "DOC", strf("%s: %s -> %s, group %lld", n->op, shape_str(c.X),
                                         shape_str(c.Y), (long long)g->G),
-                            "PARAMS", conv_params(&c, tw), "DECLS", decls, "N", lit(g->N),
-                            "G", lit(g->G), "CALLS", calls.p, NULL);
+                            "PARAMS", conv_params(&c, tw), "DECLS", decls,
+                            "FOR_N", loop_head("", "n", g->N, 1),
+                            "FOR_G", loop_head("", "g", g->G, 1), "CALLS", calls.p, NULL);
     Buf args = {0};
     buf_printf(&args, "%s, %s, ", ref(e, c.X), wref);
     if (c.B)
@@ -1001,10 +1016,13 @@ static void convt_emit(Emit *e, Node *n)
                    (long long)g.G, geom_doc(&g)));
     KV("PARAMS", params.p);
     KV("CT", dtype_ctype(ct));
-    KV("N", lit(g.N));
+    KV("FOR_N", loop_head("", "n", g.N, 1));
     KV("G", lit(g.G));
+    KV("FOR_G", loop_head("", "g", g.G, 1));
     KV("MG", lit(g.MG));
+    KV("FOR_M", loop_head("", "m", g.MG, 1));
     KV("CG", lit(g.CG));
+    KV("FOR_C", loop_head("", "c", g.CG, 1));
     KV("MAC", fused(ct, load_as(x->dt, ct, xe), load_as(w->dt, ct, we), "s"));
     KV("STORE", store_as(y->dt, ct, sum));
 #undef KV

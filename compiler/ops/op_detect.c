@@ -122,8 +122,10 @@ static void nms_emit(Emit *e, Node *n)
                     shape_str(bx), shape_str(sc), cpb ? "center, size" : "corners",
                     (long long)K),
         "EXTENT", extent, "PARAMS", params.p ? params.p : "", "NA", lit(N > 0 ? N : 1),
-        "MAXOUT", maxout, "IOU", iouv, "KEEP", keep, "B", lit(bx->dim[0]),
-        "C", lit(sc->dim[1]), "N", lit(N), "K", lit(K), NULL);
+        "MAXOUT", maxout, "IOU", iouv, "KEEP", keep,
+        "FOR_B", loop_head("", "b", bx->dim[0], 1), "FOR_C", loop_head("", "c", sc->dim[1], 1),
+        "C", lit(sc->dim[1]),
+        "FOR_J", loop_head("", "j", N, 1), "N", lit(N), "K", lit(K), NULL);
     check(e, strf("%s(%s, %s%s, %s) == 0", fn, ref(e, bx), ref(e, sc), args.p ? args.p : "",
                   ref(e, y)),
           "NonMaxSuppression: the number of selected boxes disagrees with the declared "

@@ -28,7 +28,8 @@ static void bucketize_emit(Emit *e, Node *n)
     for (int64_t i = 0; i < numel(&b->q); i++)
         buf_printf(&q, "%s%s", i ? (i % 8 ? ", " : ",\n        ") : "", cval(&b->q, i));
     const char *fn = kernel(e, n, "fused_bucketize", "TX", dtype_ctype(x->dt),
-                            "TY", dtype_ctype(y->dt), "N", lit(numel(&b->q)), "M", lit(numel(x)),
+                            "TY", dtype_ctype(y->dt), "N", lit(numel(&b->q)),
+                            "FOR_I", loop_head("long ", "i", numel(x), 1),
                             "CMP", b->upper ? "<=" : "<", "Q", q.p, "WAS", b->was, NULL);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }

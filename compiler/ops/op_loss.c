@@ -157,7 +157,8 @@ static void loss_emit(Emit *e, Node *n)
         "LPPARAM", lp ? strf(", %s *restrict lp", dtype_ctype(dt)) : "",
         "LOGPROB", logprob, "VALID", valid, "DECL", decl, "SKIP", skip, "ACCUM", accum,
         "FINISH", finish, "N", lit(N), "C", lit(C), "D", lit(D), "ND", lit(N * D),
-        "CD", lit(C * D), "B", lit(B), NULL);
+        "CD", lit(C * D), "B", lit(B),
+        "FOR_D", loop_head("", "d", D, 1), "FOR_D0", loop_head("", "d0", D, B), NULL);
     stmt(e, "if (%s(%s, %s%s, %s%s))", fn, ref(e, x), ref(e, t),
          w ? strf(", %s", ref(e, w)) : "", ref(e, y), lp ? strf(", %s", ref(e, lp)) : "");
     stmt(e, "    return 2; /* a target is neither a class index nor ignore_index */");

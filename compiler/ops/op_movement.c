@@ -407,7 +407,8 @@ static void gather_emit(Emit *e, Node *n)
                     shape_str(x), dtype_name(ind->dt), shape_str(ind), shape_str(y)),
         "T", ct(x), "IT", ct(ind), "OUTER", lit(dims_prod(x->dim, 0, axis)),
         "N", lit(x->dim[axis]), "INNER", lit(dims_prod(x->dim, axis + 1, x->rank)),
-        "NIDX", lit(numel(ind)), NULL);
+        "NIDX", lit(numel(ind)), "FOR_O", loop_head("", "o", dims_prod(x->dim, 0, axis), 1),
+        "FOR_K", loop_head("", "k", numel(ind), 1), NULL);
     call_checked(e, ind, fn, strf("%s, %s, %s", ref(e, x), ref(e, ind), ref(e, y)),
                  "Gather index out of range");
 }
@@ -553,8 +554,9 @@ static void gathernd_emit(Emit *e, Node *n)
     const char *fn = kernel(e, n, "move_gathernd",
         "DOC", strf("GatherND batch_dims %d: %s%s by %s%s -> %s", b, dtype_name(x->dt),
                     shape_str(x), dtype_name(ind->dt), shape_str(ind), shape_str(y)),
-        "T", ct(x), "IT", ct(ind), "B", lit(dims_prod(x->dim, 0, b)),
-        "M", lit(dims_prod(ind->dim, b, q - 1)), "K", lit(k), "S", lit(dims_prod(x->dim, b + k, r)),
+        "T", ct(x), "IT", ct(ind), "FOR_B", loop_head("", "b", dims_prod(x->dim, 0, b), 1),
+        "M", lit(dims_prod(ind->dim, b, q - 1)),
+        "FOR_M", loop_head("", "m", dims_prod(ind->dim, b, q - 1), 1), "K", lit(k), "S", lit(dims_prod(x->dim, b + k, r)),
         "XB", lit(dims_prod(x->dim, b, r)), "COORDS", coords.p, NULL);
     call_checked(e, ind, fn, strf("%s, %s, %s", ref(e, x), ref(e, ind), ref(e, y)),
                  "GatherND index out of range");
@@ -727,6 +729,7 @@ static void onehot_emit(Emit *e, Node *n)
                     dtype_name(ind->dt), shape_str(ind), dtype_name(y->dt), shape_str(y)),
         "T", ct(vals), "IT", ct(ind), "NY", lit(numel(y)),
         "OUTER", lit(dims_prod(ind->dim, 0, a)), "INNER", lit(inner), "DEPTH", lit(D),
+        "FOR_I", loop_head("", "i", inner, 1),
         "VT", fl ? "double" : "long long",
         "LOAD", strf(fl ? "(double)%s" : "(long long)%s", src), NULL);
     stmt(e, "%s(%s, %s, %s);", fn, ref(e, ind), ref(e, vals), ref(e, y));
@@ -824,7 +827,7 @@ static void compress_emit(Emit *e, Node *n)
         "DOC", strf("Compress axis %d: %s%s -> %s", a, dtype_name(x->dt), shape_str(x),
                     shape_str(y)),
         "T", ct(x), "NC", lit(nc), "N", lit(size), "NM", lit(nc < size ? nc : size),
-        "NOUT", lit(y->dim[a < 0 ? 0 : a]), "OUTER", lit(outer), "INNER", lit(inner), NULL);
+        "NOUT", lit(y->dim[a < 0 ? 0 : a]), "FOR_O", loop_head("", "o", outer, 1), "INNER", lit(inner), NULL);
     call_checked(e, c, fn, strf("%s, %s, %s", ref(e, x), ref(e, c), ref(e, y)),
                  "Compress condition disagrees with the declared output shape");
 }

@@ -713,7 +713,8 @@ static void arg_emit(Emit *e, Node *n)
         "DOC", strf("%s over axis %d of %s%s -> int64%s", n->op, axis, dtype_name(x->dt),
                     shape_str(x), shape_str(y)),
         "TIE", last ? "last" : "first", "TX", dtype_ctype(x->dt), "C", value_ctype(x->dt),
-        "CH", lit(chunk_of(B)), "A", lit(A), "K", lit(K), "B", lit(B), "KB", lit(K * B),
+        "CH", lit(chunk_of(B)), "FOR_B0", loop_head("", "b0", B, chunk_of(B)), "A", lit(A),
+        "FOR_A", loop_head("", "a", A, 1), "K", lit(K), "B", lit(B), "KB", lit(K * B),
         "LOAD0", load_elem(x->dt, "xa[b0 + j]"),
         "LOADK", load_elem(x->dt, strf("xa[k * %s + b0 + j]", lit(B))),
         "BETTER", better(largest, last, x->dt, "v", "best[j]"), NULL);
@@ -826,7 +827,8 @@ static const char *softmax_rows_f32(Emit *e, Node *n, const char *doc, int64_t A
     row_fold(&mx, "float", L, K, "mx", "m", "-INFINITY", "fmax_nan(%s, %s)", "xr[k + j]",
              "xr[k]", NULL, NULL);
     row_fold(&sum, "float", L, K, "sum", "s", "0", "%s + %s", "yr[k + j]", "yr[k]", NULL, NULL);
-    return kernel(e, n, "reduce_softmax_rows_f32", "DOC", doc, "A", lit(A), "K", lit(K),
+    return kernel(e, n, "reduce_softmax_rows_f32", "DOC", doc, "A", lit(A),
+                  "FOR_A", loop_head("", "a", A, 1), "K", lit(K),
                   "AK", lit(A * K), "LANES_NOTE", lanes_note(L),
                   "DECL", L > 1 ? strf("    int j, w;\n    float m[%d], s[%d];\n", L, L) : "",
                   "MAX", mx.p, "SUM", sum.p, NULL);
@@ -862,7 +864,8 @@ static const char *softmax_rows(Emit *e, Node *n, const char *doc, int64_t A, in
     if (logsm)
         buf_line(&sum, 2, "sum = log%s(sum);", S);
     return kernel(e, n, "reduce_softmax_rows", "OP", n->op, "DOC", doc, "TX", dtype_ctype(t),
-                  "TY", dtype_ctype(t), "C", C, "A", lit(A), "K", lit(K),
+                  "TY", dtype_ctype(t), "C", C, "A", lit(A), "FOR_A", loop_head("", "a", A, 1),
+                  "K", lit(K),
                   "LANES_NOTE", lanes_note(L),
                   "DECL", L > 1 ? strf("    int j, w;\n    %s m[%d], s[%d];\n", C, L, L) : "",
                   "MAX", mx.p, "SUM", sum.p, "OUT", out, NULL);
@@ -897,8 +900,9 @@ static const char *softmax_cols(Emit *e, Node *n, const char *doc, int64_t A, in
         }
     }
     return kernel(e, n, "reduce_softmax_cols", "OP", n->op, "DOC", doc, "TX", dtype_ctype(t),
-                  "TY", dtype_ctype(t), "C", C, "A", lit(A), "K", lit(K), "B", lit(B),
-                  "KB", lit(K * B), "CH", lit(chunk_of(B)), "LOAD", ld,
+                  "TY", dtype_ctype(t), "C", C, "A", lit(A), "FOR_A", loop_head("", "a", A, 1),
+                  "K", lit(K), "B", lit(B), "KB", lit(K * B), "CH", lit(chunk_of(B)),
+                  "FOR_B0", loop_head("", "b0", B, chunk_of(B)), "LOAD", ld,
                   "PRE", pre.p ? pre.p : "",
                   "EXP", vexp ? yk : strf("exp%s(%s - m[j])", S, ld),
                   "STOREE", keep_e && !vexp ? strf("                    %s = e;\n", yk) : "",
@@ -935,7 +939,8 @@ static void hardmax_emit(Emit *e, Node *n)
         "DOC", strf("Hardmax of %s%s (viewed as [%lld][%lld][%lld])", dtype_name(t),
                     shape_str(x), (long long)A, (long long)K, (long long)B),
         "TX", dtype_ctype(t), "TY", dtype_ctype(t), "C", value_ctype(t),
-        "CH", lit(chunk_of(B)), "A", lit(A), "K", lit(K), "B", lit(B), "KB", lit(K * B),
+        "CH", lit(chunk_of(B)), "FOR_B0", loop_head("", "b0", B, chunk_of(B)), "A", lit(A),
+        "FOR_A", loop_head("", "a", A, 1), "K", lit(K), "B", lit(B), "KB", lit(K * B),
         "LOAD0", load_elem(t, "xa[b0 + j]"),
         "LOADK", load_elem(t, strf("xa[k * %s + b0 + j]", lit(B))),
         "BETTER", better(1, 0, t, "v", "best[j]"),
@@ -977,7 +982,8 @@ static const char *cumsum_kernel(Emit *e, Node *n, int axis)
         "MODE", strf("%s, %s", excl ? "exclusive" : "inclusive", rev ? "reverse" : "forward"),
         "DOC", strf("CumSum over axis %d of %s%s", axis, dtype_name(t), shape_str(x)),
         "TX", dtype_ctype(t), "TY", dtype_ctype(t), "C", C, "CH", lit(chunk_of(B)),
-        "A", lit(A), "B", lit(B), "KB", lit(K * B),
+        "FOR_B0", loop_head("", "b0", B, chunk_of(B)),
+        "A", lit(A), "FOR_A", loop_head("", "a", A, 1), "B", lit(B), "KB", lit(K * B),
         "START", rev ? lit(K - 1) : "0",
         "COND", rev ? "k >= 0" : strf("k < %s", lit(K)),
         "STEP", rev ? "--" : "++",
@@ -1090,7 +1096,8 @@ static void topk_emit(Emit *e, Node *n)
         "DOC", strf("TopK, k = %lld, over axis %d of %s%s", (long long)k, axis,
                     dtype_name(x->dt), shape_str(x)),
         "WHICH", largest ? "largest" : "smallest", "TX", dtype_ctype(x->dt),
-        "C", value_ctype(x->dt), "A", lit(A), "K", lit(K), "B", lit(B), "KB", lit(K * B),
+        "C", value_ctype(x->dt), "A", lit(A), "FOR_A", loop_head("", "a", A, 1), "K", lit(K),
+        "B", lit(B), "KB", lit(K * B),
         "K1", lit(k), "K1B", lit(k * B), "LOADV", load_elem(x->dt, strf("xr[i * %s]", lit(B))),
         "BETTER", strf("v %s %s", largest ? ">" : "<",
                        load_elem(x->dt, strf("vr[(p - 1) * %s]", lit(B)))), NULL);
