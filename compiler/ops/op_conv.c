@@ -256,9 +256,15 @@ static void pad3(const Geom *g, const int64_t *v, int64_t *out, int64_t fill)
 
 static int64_t prod3(const int64_t *v) { return v[0] * v[1] * v[2]; }
 
-/* Substitutions for the spatial geometry: ID IH IW OD OH OW KD KH KW SD.. DD.. PD.. */
+/* The room for the substitutions of a Conv kernel (pairs and the final NULL). */
+#define CONV_KV 160
+
+/* Substitutions for the spatial geometry: ID IH IW OD OH OW KD KH KW SD.. DD.. PD.., FOR_O*
+ * and FOR_K*, appended to kv (k entries so far, CONV_KV at most). */
 static void geom_kv(const Geom *g, const char **kv, int *k)
 {
+    if (*k + 2 * 8 * NSP + 1 > CONV_KV)
+        die("internal: more than %d substitutions for a Conv kernel", CONV_KV);
     int64_t in[NSP], out[NSP], ks[NSP], s[NSP], d[NSP], p[NSP];
     pad3(g, g->in, in, 1);
     pad3(g, g->out, out, 1);
@@ -405,7 +411,7 @@ static const char *emit_conv_panel(Emit *e, const ConvK *c, int64_t lanes, int64
                           numel(c->zw) > 1 ? "l" : "0")
                    : load_as(c->W->dt, c->ct, we);
     }
-    const char *kv[100];
+    const char *kv[CONV_KV];
     int k = 0;
 #define KV(a, b) (kv[k++] = (a), kv[k++] = (b))
     for (int j = 0; j < (block4 ? 4 : 1); j++) {
@@ -464,7 +470,7 @@ static int pointwise(const Geom *g)
  * (templates/conv_im2col.c). */
 static const char *emit_im2col(Emit *e, const ConvK *c)
 {
-    const char *kv[100];
+    const char *kv[CONV_KV];
     int k = 0;
     kv[k++] = "DOC";
     kv[k++] = strf("Conv: columns of %s for a matrix product, %lld taps per pixel; %s",
@@ -1009,7 +1015,7 @@ static void convt_emit(Emit *e, Node *n)
     const char *sum = "s";
     if (b)
         sum = strf("s + %s", load_as(b->dt, ct, strf("bias[g * %s + m]", lit(g.MG))));
-    const char *kv[80];
+    const char *kv[CONV_KV];
     int k = 0;
 #define KV(a, v) (kv[k++] = (a), kv[k++] = (v))
     KV("DOC", strf("ConvTranspose: %s -> %s, group %lld; %s", shape_str(x), shape_str(y),
