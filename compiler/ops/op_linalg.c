@@ -379,6 +379,106 @@ static const char *emit_blas(Emit *e, const Prod *p)
                   NULL);
 }
 
+/* The generic kernels (any element type, zero points, strides): a dot kernel per row, or
+ * panels of PANEL columns and one for the rest. A constant B is re-laid out for them: panels,
+ * or for fewer than 4 columns (a panel would have too few lanes to vectorise) transposed for
+ * the dot kernel; q (with bpk) is then the product as the kernels see it. */
+static const char *emit_generic(Emit *e, const Prod *p, Prod *q, Value *bpk, const char **bref,
+                                const char **tw, int64_t *bmat)
+{
+    int packed = p->B->data && p->K > 0 && (!p->zb || p->zb->data);
+    int dot = packed ? p->N < 4 : p->sbk == 1 && (p->sbn != 1 || p->N == 1) &&
+                                      !dtype_is_half(p->B->dt);
+    Buf calls = {0};
+    const char *decls = "";
+    if (packed) {
+        *bref = emit_packed(e, p, dot, 0);
+        *tw = dtype_ctype(p->ct);
+        *bmat = dot ? p->K * p->N : packed_matrix_size(p, 0);
+        q->zb = NULL;           /* subtracted while packing */
+        *bpk = *p->B;           /* the kernels read the packed copy, already of type ct */
+        bpk->dt = p->ct;
+        q->B = bpk;
+        if (dot)
+            q->sbk = 1, q->sbn = p->K;
+    } else {
+        *bref = ref(e, p->B);
+        *tw = dtype_ctype(p->B->dt);
+        *bmat = p->K * p->N;
+    }
+    if (dot) {
+        buf_printf(&calls, "        %s(%s);\n", emit_dot(e, q), row_args(q, "b", "0"));
+    } else {
+        int64_t full = p->N / PANEL, rem = p->N % PANEL;
+        if (full) {
+            const char *fn = emit_panel(e, q, packed, PANEL, PANEL, *tw);
+            const char *bx = packed ? strf("b + p * %s", lit(p->K * PANEL))
+                                    : strf("b + %s", scaled("p * 8", p->sbn));
+            if (full == 1)
+                buf_printf(&calls, "        %s(%s);\n", fn, row_args(q, "b", "0"));
+            else {
+                decls = ", p";
+                buf_printf(&calls, "        for (p = 0; p < %s; p++)\n            %s(%s);\n",
+                           lit(full), fn, row_args(q, bx, "p * 8"));
+            }
+        }
+        if (rem) {
+            int64_t lanes = packed ? pow2ceil(rem) : rem;
+            const char *fn = emit_panel(e, q, packed, lanes, rem, *tw);
+            const char *n0 = lit(full * PANEL);
+            const char *bx = packed ? strf("b + %s", lit(full * PANEL * p->K))
+                                    : strf("b + %s", lit(full * PANEL * p->sbn));
+            buf_printf(&calls, "        %s(%s);\n", fn,
+                       row_args(q, full ? bx : "b", full ? n0 : "0"));
+        }
+    }
+    return kernel(e, p->n, "linalg_matrix",
+                  "DOC", strf("%s: %s = %s x %s", p->what, shape_str(p->Y), shape_str(p->A),
+                              shape_str(p->B)),
+                  "PARAMS", params(q, *tw), "DECLS", decls, "M", lit(p->M), "CALLS", calls.p,
+                  NULL);
+}
+
+/* The call of the matrix kernel MAT: directly, or through a loop over the batch (B's
+ * matrices BMAT elements apart). */
+static void emit_prod_call(Emit *e, const Prod *p, const Prod *q, const char *mat,
+                           const char *bref, const char *tw, int64_t bmat)
+{
+    Buf args = {0};
+    if (q->C)
+        buf_printf(&args, "%s, ", ref(e, q->C));
+    if (q->za)
+        buf_printf(&args, "%s, ", ref(e, q->za));
+    if (q->zb)
+        buf_printf(&args, "%s, ", ref(e, q->zb));
+    const char *extra = args.p ? args.p : "";
+    if (p->nbatch == 1) {
+        stmt(e, "%s(%s, %s, %s%s);", mat, ref(e, p->A), bref, extra, ref(e, p->Y));
+        return;
+    }
+    int64_t st[MLBC_MAX_OPERANDS][MLBC_MAX_RANK];
+    dense_strides(p->brank, p->bdim, st[0]);
+    for (int i = 0; i < p->brank; i++) {
+        st[0][i] *= p->M * p->N;
+        st[1][i] = p->bsa[i] * p->M * p->K;
+        st[2][i] = p->bsb[i] * bmat;
+    }
+    Loops l = loop_nest(p->brank, p->bdim, 3, st);
+    Buf cargs = {0};
+    if (q->C)
+        buf_puts(&cargs, "c, ");
+    if (q->za)
+        buf_puts(&cargs, "za, ");
+    if (q->zb)
+        buf_puts(&cargs, "zb, ");
+    const char *fn = kernel(e, p->n, "linalg_batch",
+        "DOC", strf("%s: %lld products %s", p->what, (long long)p->nbatch, shape_str(p->Y)),
+        "PARAMS", params(q, tw), "OPEN", l.open, "CLOSE", l.close, "INDENT", l.indent,
+        "CALL", strf("%s(a + %s, b + %s, %sy + %s)", mat, l.idx[1], l.idx[2],
+                     cargs.p ? cargs.p : "", l.idx[0]), NULL);
+    stmt(e, "%s(%s, %s, %s%s);", fn, ref(e, p->A), bref, extra, ref(e, p->Y));
+}
+
 static void emit_prod(Emit *e, Prod *p)
 {
     if (!numel(p->Y))
@@ -402,97 +502,9 @@ static void emit_prod(Emit *e, Prod *p)
         tw = dtype_ctype(p->B->dt);
         bmat = p->K * p->N;
     } else {
-        /* A constant B is re-laid out: panels, or for fewer than 4 columns (a panel would
-         * have too few lanes to vectorise) transposed for the dot kernel. */
-        int packed = p->B->data && p->K > 0 && (!p->zb || p->zb->data);
-        int dot = packed ? p->N < 4 : p->sbk == 1 && (p->sbn != 1 || p->N == 1) &&
-                                          !dtype_is_half(p->B->dt);
-        Buf calls = {0};
-        const char *decls = "";
-        if (packed) {
-            bref = emit_packed(e, p, dot, 0);
-            tw = dtype_ctype(p->ct);
-            bmat = dot ? p->K * p->N : packed_matrix_size(p, 0);
-            q.zb = NULL;        /* subtracted while packing */
-            bpk = *p->B;        /* the kernels read the packed copy, already of type ct */
-            bpk.dt = p->ct;
-            q.B = &bpk;
-            if (dot)
-                q.sbk = 1, q.sbn = p->K;
-        } else {
-            bref = ref(e, p->B);
-            tw = dtype_ctype(p->B->dt);
-            bmat = p->K * p->N;
-        }
-        if (dot) {
-            const char *fn = emit_dot(e, &q);
-            buf_printf(&calls, "        %s(%s);\n", fn, row_args(&q, "b", "0"));
-        } else {
-            int64_t full = p->N / PANEL, rem = p->N % PANEL;
-            if (full) {
-                const char *fn = emit_panel(e, &q, packed, PANEL, PANEL, tw);
-                const char *bx = packed ? strf("b + p * %s", lit(p->K * PANEL))
-                                        : strf("b + %s", scaled("p * 8", p->sbn));
-                if (full == 1)
-                    buf_printf(&calls, "        %s(%s);\n", fn,
-                               row_args(&q, "b", "0"));
-                else {
-                    decls = ", p";
-                    buf_printf(&calls, "        for (p = 0; p < %s; p++)\n            %s(%s);\n",
-                               lit(full), fn, row_args(&q, bx, "p * 8"));
-                }
-            }
-            if (rem) {
-                int64_t lanes = packed ? pow2ceil(rem) : rem;
-                const char *fn = emit_panel(e, &q, packed, lanes, rem, tw);
-                const char *n0 = lit(full * PANEL);
-                const char *bx = packed ? strf("b + %s", lit(full * PANEL * p->K))
-                                        : strf("b + %s", lit(full * PANEL * p->sbn));
-                buf_printf(&calls, "        %s(%s);\n", fn,
-                           row_args(&q, full ? bx : "b", full ? n0 : "0"));
-            }
-        }
-        mat = kernel(e, p->n, "linalg_matrix",
-                     "DOC", strf("%s: %s = %s x %s", p->what, shape_str(p->Y),
-                                 shape_str(p->A), shape_str(p->B)),
-                     "PARAMS", params(&q, tw), "DECLS", decls, "M", lit(p->M),
-                     "CALLS", calls.p, NULL);
+        mat = emit_generic(e, p, &q, &bpk, &bref, &tw, &bmat);
     }
-
-    /* The call: directly, or through a batch loop. */
-    Buf args = {0};
-    if (q.C)
-        buf_printf(&args, "%s, ", ref(e, q.C));
-    if (q.za)
-        buf_printf(&args, "%s, ", ref(e, q.za));
-    if (q.zb)
-        buf_printf(&args, "%s, ", ref(e, q.zb));
-    const char *extra = args.p ? args.p : "";
-    if (p->nbatch == 1) {
-        stmt(e, "%s(%s, %s, %s%s);", mat, ref(e, p->A), bref, extra, ref(e, p->Y));
-        return;
-    }
-    int64_t st[MLBC_MAX_OPERANDS][MLBC_MAX_RANK];
-    dense_strides(p->brank, p->bdim, st[0]);
-    for (int i = 0; i < p->brank; i++) {
-        st[0][i] *= p->M * p->N;
-        st[1][i] = p->bsa[i] * p->M * p->K;
-        st[2][i] = p->bsb[i] * bmat;
-    }
-    Loops l = loop_nest(p->brank, p->bdim, 3, st);
-    Buf cargs = {0};
-    if (q.C)
-        buf_puts(&cargs, "c, ");
-    if (q.za)
-        buf_puts(&cargs, "za, ");
-    if (q.zb)
-        buf_puts(&cargs, "zb, ");
-    const char *fn = kernel(e, p->n, "linalg_batch",
-        "DOC", strf("%s: %lld products %s", p->what, (long long)p->nbatch, shape_str(p->Y)),
-        "PARAMS", params(&q, tw), "OPEN", l.open, "CLOSE", l.close, "INDENT", l.indent,
-        "CALL", strf("%s(a + %s, b + %s, %sy + %s)", mat, l.idx[1], l.idx[2],
-                     cargs.p ? cargs.p : "", l.idx[0]), NULL);
-    stmt(e, "%s(%s, %s, %s%s);", fn, ref(e, p->A), bref, extra, ref(e, p->Y));
+    emit_prod_call(e, p, &q, mat, bref, tw, bmat);
 }
 
 /* ---- Gemm ---- */
