@@ -249,6 +249,9 @@ static Member *members(const Args *a)
         ms[i].selector = selector_of(a->models[i]);
         if (!*ms[i].selector || !*ms[i].path)
             die_usage("'%s': expected SELECTOR=MODEL, both non-empty", a->models[i]);
+        for (const char *p = ms[i].selector; *p; p++)
+            if (!isprint((unsigned char)*p))    /* it is quoted in comments of the output */
+                die_usage("selector '%s' has a character that is not printable", ms[i].selector);
         for (int k = 0; k < i; k++)
             if (!strcmp(ms[k].selector, ms[i].selector))
                 die_usage("two models have the selector '%s' ('%s' and '%s')", ms[i].selector,
