@@ -15,7 +15,8 @@ ONNX_PROTO = /usr/include/onnx/onnx.proto
 SRCDIRS = compiler compiler/front compiler/ir compiler/passes compiler/ops compiler/back
 SRCS  = $(sort $(foreach d,$(SRCDIRS),$(wildcard $(d)/*.c)))
 GEN   = $(BUILD)/onnx.pb-c.c $(BUILD)/text_parse.c $(BUILD)/text_lex.c $(BUILD)/templates.c
-OBJS  = $(patsubst %.c,$(BUILD)/%.o,$(notdir $(SRCS))) $(GEN:.c=.o)
+# runtime/md5.c is shared: mlbc computes the model selectors of a composite as the runtime does.
+OBJS  = $(patsubst %.c,$(BUILD)/%.o,$(notdir $(SRCS))) $(GEN:.c=.o) $(BUILD)/rt/md5.o
 vpath %.c $(SRCDIRS)
 TMPLS = $(sort $(wildcard templates/*.c)) runtime/mlbc_model_desc.h
 

@@ -8,11 +8,16 @@
 
 static const char usage[] =
     "usage: mlbc MODEL -o OUT.c [options]\n"
-    "Compile an ONNX model (.onnx binary or .onnxtxt text) to dependency-free C.\n\n"
+    "       mlbc [SELECTOR=]MODEL [SELECTOR=]MODEL... -o OUT.c [options]\n"
+    "Compile an ONNX model (.onnx binary or .onnxtxt text) to dependency-free C.\n"
+    "Several models (the same inputs and outputs) make a composite: NAME_run runs the one\n"
+    "whose SELECTOR (default: its file name without extension) has the MD5 in the argument\n"
+    "model_selector, as LLVM's ReleaseModeModelRunner sets it; any other value: status 4.\n\n"
     "  -o OUT.c             write OUT.c and OUT.h\n"
     "  --header PATH        where to write the header (default: OUT.c with .h)\n"
     "  -x onnx|text         force the input format (default: by file contents)\n"
-    "  -n, --name NAME      prefix of generated symbols (default: model file name)\n"
+    "  -n, --name NAME      prefix of generated symbols (default: the (first) model's file\n"
+    "                       name)\n"
     "  --dim SYM=N          bind a symbolic dimension\n"
     "  --blas               call cblas_sgemm/sgemv for large products (link OpenBLAS)\n"
     "  --cxx-wrapper        add a C++ class for LLVM's ReleaseModeModelRunner\n"
@@ -26,7 +31,9 @@ static const char usage[] =
     "  --version            print the version\n";
 
 typedef struct Args {
-    const char *model, *out, *header, *format, *emit_onnx;
+    const char **models;                /* PATH or SELECTOR=PATH, as given */
+    int nmodels, capmodels;
+    const char *out, *header, *format, *emit_onnx;
     int print, info;
     Options opt;
 } Args;
@@ -91,14 +98,15 @@ static Args parse_args(int argc, char **argv)
             a.emit_onnx = need_value(argc, argv, &i);
         } else if (s[0] == '-' && s[1]) {
             die_usage("unknown option '%s'", s);
-        } else if (a.model) {
-            die_usage("more than one model given ('%s' and '%s')", a.model, s);
         } else {
-            a.model = s;
+            a.models = xgrow(a.models, a.nmodels, &a.capmodels, sizeof *a.models);
+            a.models[a.nmodels++] = s;
         }
     }
-    if (!a.model)
+    if (!a.nmodels)
         die_usage("no model given");
+    if (a.nmodels > 1 && (a.print || a.info || a.emit_onnx))
+        die_usage("--print, --info and --emit-onnx take one model, not %d", a.nmodels);
     if (!a.out && !a.print && !a.info && !a.emit_onnx)
         die_usage("no output given (use -o OUT.c, --print, --info or --emit-onnx)");
     return a;
@@ -139,11 +147,11 @@ static int looks_binary(const char *data, size_t len)
                          data[i] == '_'));
 }
 
-static Onnx__ModelProto *load(const Args *a)
+static Onnx__ModelProto *load(const Args *a, const char *path)
 {
     char *data;
     size_t len;
-    if (read_file(a->model, &data, &len))
+    if (read_file(path, &data, &len))
         die("cannot read the model: %s", strerror(errno));
     int text = a->format ? !strcmp(a->format, "text") : !looks_binary(data, len);
     if (text)
@@ -210,14 +218,46 @@ static void info(Model *m, int64_t scratch)
     printf("  scratch bytes   %lld\n", (long long)scratch);
 }
 
-static const char *header_path(const Args *a)
+/* The argument "SELECTOR=PATH" (an '=' before any '/'), else PATH: the model's file. */
+static const char *model_path(const char *arg)
 {
-    if (a->header)
-        return a->header;
-    size_t len = strlen(a->out);
-    if (len > 2 && !strcmp(a->out + len - 2, ".c"))
-        return strf("%.*s.h", (int)(len - 2), a->out);
-    return strf("%s.h", a->out);
+    const char *eq = strchr(arg, '=');
+    return eq && eq < arg + strcspn(arg, "/") ? eq + 1 : arg;
+}
+
+/* A composite member's selector: given before '=', else the file's base name without its
+ * extension. */
+static const char *selector_of(const char *arg)
+{
+    const char *path = model_path(arg);
+    if (path != arg)
+        return xstrndup(arg, (size_t)(path - 1 - arg));
+    const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    const char *dot = strrchr(base, '.');
+    return dot && dot > base ? xstrndup(base, (size_t)(dot - base)) : base;
+}
+
+/* The models to compile; with more than one, or a selector given, each one's selector. */
+static Member *members(const Args *a)
+{
+    Member *ms = xalloc(sizeof *ms * (size_t)a->nmodels);
+    int composite = a->nmodels > 1 || model_path(a->models[0]) != a->models[0];
+    for (int i = 0; i < a->nmodels; i++) {
+        ms[i].path = model_path(a->models[i]);
+        if (!composite)
+            continue;
+        ms[i].selector = selector_of(a->models[i]);
+        if (!*ms[i].selector || !*ms[i].path)
+            die_usage("'%s': expected SELECTOR=MODEL, both non-empty", a->models[i]);
+        for (const char *p = ms[i].selector; *p; p++)
+            if (!isprint((unsigned char)*p))    /* it is quoted in comments of the output */
+                die_usage("selector '%s' has a character that is not printable", ms[i].selector);
+        for (int k = 0; k < i; k++)
+            if (!strcmp(ms[k].selector, ms[i].selector))
+                die_usage("two models have the selector '%s' ('%s' and '%s')", ms[i].selector,
+                          ms[k].path, ms[i].path);
+    }
+    return ms;
 }
 
 /* -v: how long the phase that ends now took. */
@@ -230,17 +270,45 @@ static void phase(const Options *o, const char *what)
     last = t;
 }
 
+/* The pipeline after the front end, one line per pass: M's graph, planned. */
+static void compile(const Options *o, Member *ms, Onnx__ModelProto *proto)
+{
+    Model *m = import_model(proto);     /* import.c: protobuf -> graph IR */
+    Graph *g = m->g;
+    phase(o, "import");
+    bind_ops(g);                        /* infer.c: each node's operator, or an error */
+    infer_graph(g);                     /* infer.c, lower.c: shapes, folding, control flow */
+    phase(o, "infer");
+    remove_dead(g);                     /* dead.c: drop what nothing needs */
+    if (fuse_graph(g))                  /* fuse.c: exact pattern fusions */
+        remove_dead(g);
+    ms->scratch = plan_memory(g);       /* plan.c: one scratch arena for intermediates */
+    ms->m = m;
+    phase(o, "passes");
+}
+
+static const char *header_path(const Args *a)
+{
+    if (a->header)
+        return a->header;
+    size_t len = strlen(a->out);
+    if (len > 2 && !strcmp(a->out + len - 2, ".c"))
+        return strf("%.*s.h", (int)(len - 2), a->out);
+    return strf("%s.h", a->out);
+}
+
 int main(int argc, char **argv)
 {
     Args a = parse_args(argc, argv);
     phase(&a.opt, "start");
-    diag_file = a.model;
+    Member *ms = members(&a);
+    diag_file = ms[0].path;
     if (!a.opt.name)
-        a.opt.name = default_name(a.model);
+        a.opt.name = default_name(ms[0].path);
     if (!is_identifier(a.opt.name))
         die_usage("--name '%s' is not a C identifier", a.opt.name);
 
-    Onnx__ModelProto *proto = load(&a);
+    Onnx__ModelProto *proto = load(&a, ms[0].path);
     phase(&a.opt, "load");
     if (a.print) {
         Buf b = {0};
@@ -252,29 +320,23 @@ int main(int argc, char **argv)
         emit_onnx(a.emit_onnx, proto);
         return 0;
     }
-    /* The pipeline: one line per pass. */
-    Model *m = import_model(proto);     /* import.c: protobuf -> graph IR */
-    Graph *g = m->g;
-    phase(&a.opt, "import");
-    bind_ops(g);                        /* infer.c: each node's operator, or an error */
-    infer_graph(g);                     /* infer.c, lower.c: shapes, folding, control flow */
-    phase(&a.opt, "infer");
-    remove_dead(g);                     /* dead.c: drop what nothing needs */
-    if (fuse_graph(g))                  /* fuse.c: exact pattern fusions */
-        remove_dead(g);
-    int64_t scratch = plan_memory(g);   /* plan.c: one scratch arena for intermediates */
-    phase(&a.opt, "passes");
+    compile(&a.opt, &ms[0], proto);
     if (a.info)
-        info(m, scratch);
+        info(ms[0].m, ms[0].scratch);
     if (!a.out) {
         if (a.emit_onnx)
             emit_onnx(a.emit_onnx, proto);
         return 0;
     }
+    for (int i = 1; i < a.nmodels; i++) {   /* the other models of a composite */
+        diag_file = ms[i].path;
+        compile(&a.opt, &ms[i], load(&a, ms[i].path));
+    }
+    Graph *api = ms[0].selector ? composite_interface(ms, a.nmodels, a.opt.name) : ms[0].m->g;
     const char *hpath = header_path(&a);
     const char *hname = strrchr(hpath, '/') ? strrchr(hpath, '/') + 1 : hpath;
     Output out = {0};
-    emit_model(m, &a.opt, scratch, &out, hname);     /* emit.c: the code, the weights' table */
+    emit_models(ms, a.nmodels, api, &a.opt, &out, hname);  /* emit.c: the code, the weights */
     phase(&a.opt, "emit");
     if (a.emit_onnx)
         emit_onnx(a.emit_onnx, proto);

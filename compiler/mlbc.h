@@ -443,8 +443,30 @@ void write_output(const Output *out, const Options *o, const char *c_path, const
 double now_seconds(void);               /* a monotonic clock, for -v */
 void progress(const Options *o, const char *what, double done, double total);
 
-/* emit.c: the C file and header of a planned graph (scratch: plan_memory's bytes) */
-void emit_model(Model *m, const Options *o, int64_t scratch, Output *out, const char *h_name);
+/* One model of the output file: a planned graph and, in a composite (several models in one
+ * file, the one to run chosen by the argument model_selector as in LLVM's composite AOT
+ * models), the string that selects it. */
+typedef struct Member {
+    Model *m;
+    int64_t scratch;                    /* plan_memory's bytes */
+    const char *path;                   /* the model file, for messages */
+    const char *selector;               /* NULL for a single model */
+} Member;
+#define MLBC_UNKNOWN_SELECTOR 4         /* a composite's NAME_run: model_selector names none */
+
+/* composite.c: the composite's arguments and results (every member's, which must agree by
+ * name, element type and shape; model_selector added unless they have it): each member's
+ * inputs and outputs are put in the first one's order and renumbered to match. */
+Graph *composite_interface(Member *ms, int n, const char *name);
+/* LLVM's model_selector for string S: {MD5 bytes 8..15, bytes 0..7}, each little-endian
+ * (MD5Result::high(), low()), as ReleaseModeModelRunner and runtime/release.c set it. */
+void selector_halves(const char *s, uint64_t h[2]);
+void md5(const void *data, size_t len, unsigned char digest[16]);   /* runtime/md5.c */
+
+/* emit.c: the C file and header of N planned models: one model (N = 1, no selector), or a
+ * composite whose arguments and results are API's (composite_interface). */
+void emit_models(const Member *ms, int n, Graph *api, const Options *o, Output *out,
+                 const char *h_name);
 /* A constant array the code reads (a re-laid-out weight): added to the weights unless an
  * array of the same key is already there; returns the C expression of its elements. The
  * array's name is the node's next instance name, as a kernel's would be. */

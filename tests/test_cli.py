@@ -459,6 +459,157 @@ def check_weights_file(mlbc, work):
           "--weights-file: unwritable file is an error, no output left", r.stderr)
 
 
+# Runs a composite (NAME.h) on RUN_C's inputs once per selector given as two hex halves, in
+# one context, and writes each run's results' bytes; an unknown selector prints run's status.
+# With WEIGHTS_FILE, argv[1] is the weights file.
+COMPOSITE_C = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "NAME.h"
+#ifdef WEIGHTS_FILE
+static NAME_weights_file storage;
+#endif
+int main(int argc, char **argv)
+{
+    static NAME_ctx c;
+    int i, k, a = 1, status, sel = NAME_lookup_arg_index("model_selector");
+    NAME_init(&c);
+#ifdef WEIGHTS_FILE
+    {
+        const NAME_weights *w = NAME_weights_load(argv[a++], &storage, &status);
+        if (!w)
+            return 10 + status;
+        NAME_set_weights(&c, w);
+    }
+#endif
+    for (i = 0; i < NAME_desc.num_args; i++)
+        for (k = 0; i != sel && k < NAME_desc.args[i].count; k++)
+            ((float *)NAME_arg_data(&c, i))[k] = (float)((k * 7 + i) % 11) / 5 - 1;
+    for (; a + 1 < argc; a += 2) {
+        uint64_t *s = NAME_arg_data(&c, sel);
+        s[0] = strtoull(argv[a], NULL, 16);
+        s[1] = strtoull(argv[a + 1], NULL, 16);
+        status = NAME_run(&c);
+        if (status) {
+            printf("run %d\n", status);
+            return status;
+        }
+        for (i = 0; i < NAME_desc.num_results; i++)
+            fwrite(NAME_result_data(&c, i), 1, (size_t)NAME_desc.results[i].bytes, stdout);
+    }
+    return 0;
+}
+"""
+
+
+def selector_halves(s):
+    """LLVM's model_selector of string S: MD5 bytes 8..15 and 0..7, each little-endian."""
+    import hashlib
+    d = hashlib.md5(s.encode()).digest()
+    return ["%x" % int.from_bytes(d[8:], "little"), "%x" % int.from_bytes(d[:8], "little")]
+
+
+def splat_model(path, shape, op, value):
+    """y = x OP c, c a splat of VALUE too large to embed (ConstantOfShape): computed once, by
+    init, and kept in the arena."""
+    g = helper.make_graph(
+        [helper.make_node("ConstantOfShape", ["shape"], ["c"],
+                          value=onnx.numpy_helper.from_array(np.array([value], np.float32))),
+         helper.make_node(op, ["x", "c"], ["p"]), helper.make_node("Neg", ["p"], ["logits"])],
+        "splat", [helper.make_tensor_value_info("x", T.FLOAT, shape)],
+        [helper.make_tensor_value_info("p", T.FLOAT, shape),
+         helper.make_tensor_value_info("logits", T.FLOAT, shape)],
+        [onnx.numpy_helper.from_array(np.array(shape, np.int64), "shape")])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def build_composite(mlbc, work, models, name, weights=None, cc="gcc"):
+    """mlbc MODELS... -n NAME, then COMPOSITE_C built with it warning-free: the program's path,
+    or the failed step's CompletedProcess."""
+    extra = ["--weights-file", weights] if weights else []
+    r = sh([mlbc] + models + ["-o", name + ".c", "-n", name] + extra, cwd=work)
+    if r.returncode:
+        return r
+    with open(os.path.join(work, name + "_run.c"), "w") as f:
+        f.write(COMPOSITE_C.replace("NAME", name))
+    r = sh([cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-O0"] +
+           (["-DWEIGHTS_FILE"] if weights else []) +
+           [name + "_run.c", name + ".c", "-o", name, "-lm"], cwd=work)
+    return r if r.returncode else os.path.join(work, name)
+
+
+def check_composite(mlbc, work):
+    """Several models in one file (mlbc A B ... or SELECTOR=PATH): per selector exactly what
+    that model compiled alone computes, in one context, selectors alternating; an unknown
+    selector, interfaces that differ and bad usage refused clearly."""
+    mlp_model(os.path.join(work, "ca.onnx"), seed=3)
+    mlp_model(os.path.join(work, "cb.onnx"), seed=4, act="Tanh")
+    mlp_model(os.path.join(work, "cc.onnx"), seed=5)
+    alone = {m: run_bytes(build_run(mlbc, work, m + ".onnx", m + "_alone")).stdout
+             for m in ("ca", "cb", "cc")}
+    order = ["ca", "cb", "fast", "ca", "fast", "cb"]
+    want = b"".join(alone[{"fast": "cc"}.get(s, s)] for s in order)
+    halves = sum((selector_halves(s) for s in order), [])
+    for cc in ("gcc", "clang-19"):
+        prog = build_composite(mlbc, work, ["ca.onnx", "cb.onnx", "fast=cc.onnx"], "comp", cc=cc)
+        got = run_bytes(prog, *halves)
+        check(got.returncode == 0 and got.stdout == want and len(set(alone.values())) == 3,
+              "composite: each selector computes what its model alone does, bytewise (3 models, "
+              "%s, -Wall -Wextra -pedantic)" % cc, got.stderr or got.returncode)
+    h = open(os.path.join(work, "comp.h")).read()
+    check("#define comp_UNKNOWN_SELECTOR 4" in h and "comp_NUM_MODELS 3" in h and
+          "0x%016x" % int(selector_halves("fast")[0], 16) in h,
+          "composite: the header documents the selectors and the unknown-selector status")
+    for what, sel in (("an unknown selector", selector_halves("slow")), ("no selector", ["0", "0"])):
+        r = run_bytes(prog, *sel)
+        check(r.returncode == 4 and r.stdout == b"run 4\n",
+              "composite: %s: run returns NAME_UNKNOWN_SELECTOR (4)" % what, r.returncode)
+    # Values computed once (each part's arena its own), and --weights-file: a composite of
+    # splat models and a plain one, selectors alternating in one context.
+    shape = [128, 160]                      # 80 KiB: too large to embed
+    splat_model(os.path.join(work, "sadd.onnx"), shape, "Add", 0.75)
+    splat_model(os.path.join(work, "smul.onnx"), shape, "Mul", 1.5)
+    g = helper.make_graph(                  # t in the arena, where another's splat might be
+        [helper.make_node("Neg", ["x"], ["t"]), helper.make_node("Relu", ["t"], ["p"]),
+         helper.make_node("Neg", ["t"], ["logits"])],
+        "plain", [helper.make_tensor_value_info("x", T.FLOAT, shape)],
+        [helper.make_tensor_value_info("p", T.FLOAT, shape),
+         helper.make_tensor_value_info("logits", T.FLOAT, shape)])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]),
+              os.path.join(work, "splain.onnx"))
+    alone = {m: run_bytes(build_run(mlbc, work, m + ".onnx", m + "_alone")).stdout
+             for m in ("sadd", "smul", "splain")}
+    order = ["sadd", "smul", "splain", "sadd", "smul"]
+    want = b"".join(alone[s] for s in order)
+    halves = sum((selector_halves(s) for s in order), [])
+    models = ["sadd.onnx", "smul.onnx", "splain.onnx"]
+    for weights in (None, os.path.join(work, "scomp.bin")):
+        prog = build_composite(mlbc, work, models, "scomp", weights)
+        got = run_bytes(prog, *([weights] if weights else []) + halves)
+        src = open(os.path.join(work, "scomp.c")).read()
+        check(got.returncode == 0 and got.stdout == want and "scomp_once_1(ctx);" in src,
+              "composite: models with values computed once%s, selectors alternating: each "
+              "model's bits" % (" and --weights-file" if weights else ""),
+              got.stderr or got.returncode)
+    # Refusals: another interface names the model and the tensor; usage errors.
+    mlp_model(os.path.join(work, "csym.onnx"), sym=4)
+    r = sh([mlbc, "ca.onnx", "csym.onnx", "-o", "bad.c"], cwd=work)
+    check(r.returncode == 1 and "csym.onnx" in r.stderr and "input 'x' is float[4,6] here, "
+          "float[3,6] in 'ca.onnx'" in r.stderr and not os.path.exists(os.path.join(work, "bad.c")),
+          "composite: an input of another shape is refused, naming model and tensor", r.stderr)
+    r = sh([mlbc, "ca.onnx", "sadd.onnx", "-o", "bad.c"], cwd=work)
+    check(r.returncode == 1 and "sadd.onnx" in r.stderr and "input 'x'" in r.stderr,
+          "composite: models with other inputs are refused", r.stderr)
+    for args, words in ((["ca.onnx", "cb.onnx", "--info"], "take one model"),
+                        (["ca.onnx", "cb.onnx", "--print"], "take one model"),
+                        (["ca.onnx", "cb.onnx", "--emit-onnx", "x.onnx"], "take one model"),
+                        (["ca.onnx", "x/ca.onnx", "-o", "x.c"], "two models have the selector"),
+                        (["=ca.onnx", "cb.onnx", "-o", "x.c"], "SELECTOR=MODEL")):
+        r = sh([mlbc] + args, cwd=work)
+        check(r.returncode == 2 and words in r.stderr, "composite: usage error %s" % args,
+              (r.returncode, r.stderr))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -556,6 +707,7 @@ def main():
     check_unused_outputs(mlbc, work)
     check_exact_bits(mlbc, work)
     check_weights_file(mlbc, work)
+    check_composite(mlbc, work)
 
     tanh_accuracy(mlbc, work)
     print("%d passed, %d failed" % (passed, failed))

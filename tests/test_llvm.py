@@ -4,6 +4,8 @@
      classes of `mlbc --cxx-wrapper` (inliner with llvm::FeatureMap, regalloc eviction with
      its 21 specs, model selector) decides exactly as the generated C called directly, on the
      reference samples (models/ref/*.npz) and on random inputs;
+     and a composite of two models (`mlbc size=A speed=B`, tests/llvm/composite_runner.cpp)
+     gives, per model_selector, the decisions of that model compiled alone;
   b. the clang pass plugin (plugins/clang/mlbc_inline_plugin.cpp, built per policy by
      plugins/clang/build.sh) runs LLVM's MLInlineAdvisor over ReleaseModeModelRunner<policy>:
      its objects equal those of a stock clang-19 steered over its interactive channel by
@@ -317,6 +319,37 @@ def t_release_runner(ctx):
     for n in expect_names:
         if not any(n in name for _, name, _ in results):
             results.append((False, "release runner: " + n, "check missing"))
+    return results
+
+
+def t_composite_runner(ctx):
+    """tests/llvm/composite_runner.cpp: `mlbc size=A speed=B` (one composite, model_selector)
+    inside LLVM's ReleaseModeModelRunner gives, per selector, the decisions of that model
+    compiled alone; an unknown selector or none: NAME_UNKNOWN_SELECTOR."""
+    expect(shutil.which(LLVM_CONFIG), "%s not found" % LLVM_CONFIG)
+    d = ctx.fresh("composite-runner")
+    size, speed = (os.path.join(HERE, "llvm", "composite_%s.onnxtxt" % m) for m in ("size", "speed"))
+    objs = []
+    for name, models in (("policies", ["size=" + size, "speed=" + speed]), ("size", [size]),
+                         ("speed", [speed])):
+        c = os.path.join(d, name + ".c")
+        check_run([ctx.tool("mlbc")] + models + ["-o", c, "-n", name, "--cxx-wrapper"],
+                  "mlbc " + " ".join(models))
+        objs.append(os.path.join(d, name + ".o"))
+        check_run(["cc", "-O2", "-std=c99", "-c", c, "-o", objs[-1]], "cc " + name + ".c")
+    cxx = check_run([LLVM_CONFIG, "--cxxflags"], "llvm-config").stdout.decode().split()
+    ld = check_run([LLVM_CONFIG, "--ldflags"], "llvm-config").stdout.decode().split()
+    libs = check_run([LLVM_CONFIG, "--libs"], "llvm-config").stdout.decode().split()
+    exe = os.path.join(d, "composite_runner")
+    check_run([CLANGXX] + cxx + ["-O1", "-Wall", "-Wextra", "-Wno-unused-parameter", "-I", d,
+                                 os.path.join(HERE, "llvm", "composite_runner.cpp")]
+              + objs + ["-o", exe] + ld + libs + ["-lm"], "clang++-19 composite_runner.cpp",
+              timeout=BUILD_TIMEOUT)
+    results = parse_checks(run([exe]), "composite: ")
+    for n in ("selector 'size'", "selector 'speed'", "decide differently", "unknown selector",
+              "no selector"):
+        if not any(n in name for _, name, _ in results):
+            results.append((False, "composite: " + n, "check missing"))
     return results
 
 
@@ -704,6 +737,7 @@ def t_dev_host_quits(ctx):
 
 def tests():
     t = [("release runner", t_release_runner),
+         ("composite of two models through ReleaseModeModelRunner", t_composite_runner),
          ("LLVM_OVERRIDE_MODEL_* files", t_override)]
     for name, src in SOURCES:
         t.append(("plugin == mlbc-serve over clang-19's channel, -O2 (%s)" % name,

@@ -25,13 +25,25 @@ typedef struct Code {
     int uses_weights;   /* the code reads struct NAME_weights (W) */
 } Code;
 
+/* One model of the file and the code of its functions: NAME_run and NAME_once, or in a
+ * composite NAME_run_I and NAME_once_I, which NAME_run and NAME_once call. */
+typedef struct Part {
+    Graph *g;
+    Code run, init;
+    const char *selector; /* composite: the string whose MD5 selects it; else NULL */
+    const char *wprefix;  /* of its weights' names, "" or "mI_": value ids repeat across graphs */
+    int64_t base;         /* where its temporaries start in ctx->scratch */
+} Part;
+
 struct Emit {
     const Options *opt;
-    Graph *g;
+    Graph *api;         /* the context's arguments and results */
+    Part *parts, *part; /* every model; the one being written */
+    int nparts;
+    int composite;      /* NAME_run dispatches on model_selector */
     WeightTable *weights; /* the arrays the code reads, as members of struct NAME_weights */
-    Buf kernels;        /* static functions */
-    Code run, init;
-    Code *code;         /* where statements go: &run or &init */
+    Buf kernels;        /* static functions, shared by all parts */
+    Code *code;         /* where statements go: &part->run or &part->init */
     Instance *inst;
     int ninst, capinst;
     const char **helpers;
@@ -102,7 +114,10 @@ const char *cval(const Value *v, int64_t i)
     return b.p;
 }
 
-static const char *weight_name(const Value *v) { return strf("w%d_%s", v->id, cname(v->name)); }
+static const char *weight_name(Emit *e, const Value *v)
+{
+    return strf("%sw%d_%s", e->part->wprefix, v->id, cname(v->name));
+}
 
 /* A constant's own bytes become a member of struct NAME_weights, read through W (NAME_run). */
 static void emit_weight(Emit *e, const Value *v)
@@ -110,7 +125,7 @@ static void emit_weight(Emit *e, const Value *v)
     if (e->weight_done[v->id])
         return;
     e->weight_done[v->id] = 1;
-    weights_add(e->weights, (WeightArray){.name = weight_name(v), .dt = v->dt,
+    weights_add(e->weights, (WeightArray){.name = weight_name(e, v), .dt = v->dt,
                                           .doc = safe_comment(tensor_comment(v)),
                                           .count = numel(v), .data = v->data});
 }
@@ -132,7 +147,7 @@ const char *ref(Emit *e, const Value *v)
         return ref(e, v->alias);
     if (v->data) {
         emit_weight(e, v);
-        return weight_ref(e, weight_name(v));
+        return weight_ref(e, weight_name(e, v));
     }
     if (v->arg_index >= 0)
         return strf("ctx->arg%d", v->arg_index);
@@ -318,7 +333,8 @@ const char *kernel(Emit *e, Node *n, const char *tmpl, ...)
 
 const char *weight_array(Emit *e, Node *n, const char *key, WeightArray a)
 {
-    const char *text = strf("weights %s", key);  /* never a kernel's text */
+    /* never a kernel's text; keys name values by id, which repeat across a composite's parts */
+    const char *text = strf("weights %s%s", e->part->wprefix, key);
     for (int i = 0; i < e->ninst; i++)
         if (!strcmp(e->inst[i].text, text))
             return weight_ref(e, e->inst[i].name);
@@ -361,7 +377,7 @@ void stmt(Emit *e, const char *fmt, ...)
 
 void check(Emit *e, const char *cond, const char *why)
 {
-    if (e->code == &e->init)
+    if (e->code == &e->part->init)
         die("internal: a run-time check in a node computed by init");
     e->nchecks++;
     stmt(e, "if (!(%s))", cond);
@@ -386,6 +402,15 @@ static void node_comment(Emit *e, const Node *n)
     stmt(e, "%s", wrap_comment(b.p, 4, "    "));
 }
 
+/* Some part has nodes computed once (then NAME_once exists). */
+static int any_once(const Emit *e)
+{
+    for (int i = 0; i < e->nparts; i++)
+        if (e->parts[i].init.body.p)
+            return 1;
+    return 0;
+}
+
 /* The API and the loader of --weights-file, for this model's sizes and fingerprint. */
 static const char *weights_template(Emit *e, const char *N, const char *tmpl)
 {
@@ -393,21 +418,54 @@ static const char *weights_template(Emit *e, const char *N, const char *tmpl)
                         "FILE_BYTES", strf("%lldu", (long long)e->weights->bytes + 64),
                         "COUNT", strf("%du", e->weights->n),
                         "FINGERPRINT", strf("0x%016llxULL", (unsigned long long)e->fingerprint),
-                        "ONCE", e->init.body.p ? strf("    %s_once(ctx);\n", N) : "", NULL};
+                        "ONCE", any_once(e) ? strf("    %s_once(ctx);\n", N) : "", NULL};
     return substitute(tmpl, template_body(tmpl), kv);
+}
+
+/* The index of the argument model_selector. */
+static int selector_arg(const Emit *e)
+{
+    for (int i = 0; i < e->api->ninputs; i++)
+        if (!strcmp(e->api->inputs[i]->name, "model_selector"))
+            return i;
+    die("internal: a composite without model_selector");
+}
+
+/* A composite's header comment: which string selects which model, and the status of none. */
+static const char *composite_doc(const Emit *e, const char *N)
+{
+    if (!e->composite)
+        return "";
+    Buf b = {0};
+    buf_printf(&b, " * A composite of %d models: %s_run runs the one whose selector's MD5 is in "
+               "argument %d,\n * 'model_selector' (uint64[2]: {MD5 bytes 8..15, bytes 0..7}, "
+               "each little-endian, as\n * LLVM's ReleaseModeModelRunner sets it for "
+               "EmbeddedModelRunnerOptions::setModelSelector):\n", e->nparts, N,
+               selector_arg(e));
+    for (int i = 0; i < e->nparts; i++) {
+        uint64_t h[2];
+        selector_halves(e->parts[i].selector, h);
+        buf_printf(&b, " *   {0x%016llx, 0x%016llx} %s (model '%s')\n", (unsigned long long)h[0],
+                   (unsigned long long)h[1], safe_comment(e->parts[i].selector),
+                   safe_comment(e->parts[i].g->name));
+    }
+    buf_printf(&b, " * and returns %s_UNKNOWN_SELECTOR (%d) for any other value (LLVM's {0, 0}: no "
+               "selector).\n", N, MLBC_UNKNOWN_SELECTOR);
+    return b.p;
 }
 
 static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const char *guard)
 {
-    Graph *g = e->g;
+    Graph *g = e->api;
     buf_printf(h, "/* %s.h - generated by mlbc %s. Do not edit.\n *\n"
                " * Model '%s': %d argument(s), %d result(s). Usage:\n"
                " *   static %s_ctx ctx;  %s_init(&ctx);\n"
                " *   fill %s_arg_data(&ctx, i); %s_run(&ctx); read %s_result_data(&ctx, i).\n"
+               "%s"
                " * Same bits everywhere: the results do not depend on the compiler, its flags\n"
                " * or the CPU (see %s.c)%s.\n"
                " */\n", N, MLBC_VERSION, safe_comment(g->name), g->ninputs, g->noutputs,
-               N, N, N, N, N, N,
+               N, N, N, N, N, composite_doc(e, N), N,
                e->opt->blas ? ", except for the products given to CBLAS (--blas), whose "
                               "results depend on the BLAS library and the CPU it runs on" : "");
     buf_printf(h, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
@@ -415,6 +473,10 @@ static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const c
     buf_puts(h, template_body("mlbc_model_desc"));
     buf_printf(h, "\n#define %s_NUM_ARGS %d\n#define %s_NUM_RESULTS %d\n\n", N, g->ninputs, N,
                g->noutputs);
+    if (e->composite)
+        buf_printf(h, "#define %s_NUM_MODELS %d\n#define %s_UNKNOWN_SELECTOR %d /* %s_run: "
+                   "model_selector names no model */\n\n", N, e->nparts, N,
+                   MLBC_UNKNOWN_SELECTOR, N);
     if (e->opt->weights_file)
         weights_struct(h, e->weights, N);
     buf_printf(h, "/* The context owns every buffer; allocate it anywhere (static, stack, heap). */\n"
@@ -437,13 +499,15 @@ static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const c
     buf_printf(h, "typedef struct %s_ctx %s_ctx;\n\n", N, N);
     buf_printf(h,
                "void %s_init(%s_ctx *ctx);\n"
-               "int %s_run(%s_ctx *ctx); /* 0 on success; non-zero if a run-time check fails */\n"
+               "int %s_run(%s_ctx *ctx); /* 0 on success; non-zero if a run-time check fails%s */\n"
                "void *%s_arg_data(%s_ctx *ctx, int i);\n"
                "void *%s_result_data(%s_ctx *ctx, int i);\n"
                "int %s_lookup_arg_index(const char *onnx_name);\n"
                "int %s_lookup_result_index(const char *onnx_name);\n"
                "extern const mlbc_model_desc %s_desc;\n\n",
-               N, N, N, N, N, N, N, N, N, N, N);
+               N, N, N, N, e->composite ? strf(" or (%s_UNKNOWN_SELECTOR) model_selector names no "
+                                          "model", N) : "",
+               N, N, N, N, N, N, N);
     buf_printf(h, "/* Convenience: copies the arguments in, runs, copies the results out (graph "
                "order). */\nint %s_eval(%s_ctx *ctx", N, N);
     for (int i = 0; i < g->ninputs; i++)
@@ -486,9 +550,10 @@ static void emit_desc_tables(Emit *e, const char *N, Buf *c, const char *what, V
 /* The scratch pointer and the temporaries that CODE uses. */
 static void declare_temps(Emit *e, const Code *code, Buf *c)
 {
-    Graph *g = e->g;
+    Graph *g = e->part->g;
     if (code->uses_scratch)
-        buf_puts(c, "    unsigned char *const scratch = (unsigned char *)ctx->scratch;\n");
+        buf_printf(c, "    unsigned char *const scratch = (unsigned char *)ctx->scratch%s;\n",
+                   e->part->base ? strf(" + %lld", (long long)e->part->base) : "");
     for (int i = 0; i < g->nvalues; i++) {
         Value *v = g->values[i];
         if (v->offset < 0 || !code->temp_used[v->id])
@@ -519,11 +584,11 @@ static void put_fenced(Buf *c, const char *body)
 
 static void emit_api(Emit *e, const char *N, Buf *c)
 {
-    Graph *g = e->g;
+    Graph *g = e->api;
     emit_desc_tables(e, N, c, "arg", g->inputs, g->ninputs);
     emit_desc_tables(e, N, c, "res", g->outputs, g->noutputs);
     buf_printf(c, "void %s_init(%s_ctx *ctx)\n{\n    memset(ctx, 0, sizeof *ctx);\n", N, N);
-    if (e->init.body.p && !e->opt->weights_file)
+    if (any_once(e) && !e->opt->weights_file)
         buf_printf(c, "    %s_once(ctx);\n", N);
     buf_puts(c, "}\n\n");
     buf_printf(c, "void *%s_arg_data(%s_ctx *ctx, int i)\n{\n", N, N);
@@ -569,7 +634,7 @@ static void emit_api(Emit *e, const char *N, Buf *c)
 /* Results not written by a node (constants, arguments, a value listed twice) are copied. */
 static void copy_results(Emit *e)
 {
-    Graph *g = e->g;
+    Graph *g = e->part->g;
     for (int i = 0; i < g->noutputs; i++) {
         Value *v = g->outputs[i];
         int64_t bytes = numel(v) * (int64_t)dtype_size(v->dt);
@@ -598,33 +663,90 @@ static void declare_weights(Emit *e, const char *N, Buf *c, const Code *code)
     if (!file || !e->weights->n)
         return;
     const char *w = code->uses_weights ? "W" : "ctx->weights";
-    if (code == &e->run)
+    if (code == &e->part->run)
         buf_printf(c, "    if (!%s)\n        return 3; /* no weights: %s_set_weights() */\n", w, N);
     else
         buf_printf(c, "    if (!%s)\n        return;\n", w);
+}
+
+/* The name of the part's function WHAT ("run", "once"): NAME_WHAT, or in a composite
+ * NAME_WHAT_I, called by NAME_WHAT. */
+static const char *part_fn(const Emit *e, const char *N, const char *what)
+{
+    if (!e->composite)
+        return strf("%s_%s", N, what);
+    return strf("%s_%s_%d", N, what, (int)(e->part - e->parts));
 }
 
 /* The nodes plan.c marked once (values of constants only, too large to embed), computed when
  * the weights are known: by NAME_init, or by NAME_set_weights with a weights file. */
 static void emit_once(Emit *e, const char *N, Buf *c)
 {
-    if (!e->init.body.p)
+    Code *init = &e->part->init;
+    if (!init->body.p)
         return;
     buf_printf(c, "/* Values computed from constants only but too large to embed: computed once, "
                   "when\n * the weights are known; no other value shares their bytes. */\n"
-                  "static void %s_once(%s_ctx *ctx)\n{\n", N, N);
-    declare_weights(e, N, c, &e->init);
-    declare_temps(e, &e->init, c);
+                  "static void %s(%s_ctx *ctx)\n{\n", part_fn(e, N, "once"), N);
+    declare_weights(e, N, c, init);
+    declare_temps(e, init, c);
     buf_puts(c, "\n");
-    put_fenced(c, e->init.body.p);
+    put_fenced(c, init->body.p);
     buf_puts(c, "}\n\n");
+}
+
+static void emit_run(Emit *e, const char *N, Buf *c)
+{
+    Code *run = &e->part->run;
+    buf_printf(c, "%sint %s(%s_ctx *ctx)\n{\n", e->composite ? "static " : "",
+               part_fn(e, N, "run"), N);
+    if ((!run->body.p || !strstr(run->body.p, "ctx->")) &&
+        !(e->opt->weights_file && e->weights->n))
+        buf_puts(c, "    (void)ctx; /* everything was computed at compile time */\n");
+    declare_weights(e, N, c, run);
+    declare_temps(e, run, c);
+    buf_puts(c, "\n");
+    if (run->body.p)
+        put_fenced(c, run->body.p);
+    buf_puts(c, "    return 0;\n}\n\n");
+}
+
+/* A composite's NAME_once: every part's values computed once (each part's arena is its own
+ * when it has such values, so they survive the other parts' runs). */
+static void emit_once_all(Emit *e, const char *N, Buf *c)
+{
+    if (!e->composite || !any_once(e))
+        return;
+    buf_printf(c, "static void %s_once(%s_ctx *ctx)\n{\n", N, N);
+    for (e->part = e->parts; e->part < e->parts + e->nparts; e->part++)
+        if (e->part->init.body.p)
+            buf_printf(c, "    %s(ctx);\n", part_fn(e, N, "once"));
+    buf_puts(c, "}\n\n");
+}
+
+/* A composite's NAME_run: the part whose selector's MD5 halves are in model_selector. */
+static void emit_dispatch(Emit *e, const char *N, Buf *c)
+{
+    buf_printf(c, "/* The model that model_selector names: {MD5 bytes 8..15, bytes 0..7} of its "
+                  "selector,\n * each little-endian (LLVM's MD5Result::high(), low()). */\n"
+                  "int %s_run(%s_ctx *ctx)\n{\n    const uint64_t *const s = ctx->arg%d;\n\n",
+               N, N, selector_arg(e));
+    for (e->part = e->parts; e->part < e->parts + e->nparts; e->part++) {
+        uint64_t h[2];
+        selector_halves(e->part->selector, h);
+        buf_printf(c, "    if (s[0] == 0x%016llxULL && s[1] == 0x%016llxULL) /* %s */\n"
+                      "        return %s(ctx);\n", (unsigned long long)h[0],
+                   (unsigned long long)h[1], safe_comment(e->part->selector),
+                   part_fn(e, N, "run"));
+    }
+    buf_printf(c, "    return %d; /* %s_UNKNOWN_SELECTOR */\n}\n\n", MLBC_UNKNOWN_SELECTOR, N);
 }
 
 static void emit_c_head(Emit *e, const char *N, Output *out, const char *h_name)
 {
     Buf *c = &out->c_head;
     buf_printf(c, "/* %s.c - generated by mlbc %s from model '%s'. Do not edit. */\n", N,
-               MLBC_VERSION, safe_comment(e->g->name));
+               MLBC_VERSION, safe_comment(e->api->name));
     buf_printf(c, "#include <math.h>\n%s#include <string.h>\n\n#include \"%s\"\n\n",
                e->opt->weights_file ? "#include <stdio.h>\n" : "", h_name);
     if (e->opt->blas)
@@ -642,53 +764,92 @@ static void emit_c_tail(Emit *e, const char *N, Output *out)
     buf_puts(c, "/* ---- kernels ---- */\n\n");
     if (e->kernels.p)
         buf_puts(c, e->kernels.p);
-    emit_once(e, N, c);
+    for (e->part = e->parts; e->part < e->parts + e->nparts; e->part++)
+        emit_once(e, N, c);
+    emit_once_all(e, N, c);
     if (e->opt->weights_file)
         buf_puts(c, weights_template(e, N, "weights_load"));
-    buf_printf(c, "int %s_run(%s_ctx *ctx)\n{\n", N, N);
-    if ((!e->run.body.p || !strstr(e->run.body.p, "ctx->")) &&
-        !(e->opt->weights_file && e->weights->n))
-        buf_puts(c, "    (void)ctx; /* everything was computed at compile time */\n");
-    declare_weights(e, N, c, &e->run);
-    declare_temps(e, &e->run, c);
-    buf_puts(c, "\n");
-    if (e->run.body.p)
-        put_fenced(c, e->run.body.p);
-    buf_puts(c, "    return 0;\n}\n\n");
+    for (e->part = e->parts; e->part < e->parts + e->nparts; e->part++)
+        emit_run(e, N, c);
+    if (e->composite)
+        emit_dispatch(e, N, c);
     emit_api(e, N, c);
 }
 
 /* What a weights file must match: everything the code computes with (kernels, the run
- * function, the weights' layout), not the weights' values nor the symbol prefix. */
+ * functions, the weights' layout, which selector runs which part), not the weights' values
+ * nor the symbol prefix. */
 static uint64_t fingerprint(Emit *e)
 {
     Buf layout = {0};
     weights_struct(&layout, e->weights, "NAME");
     uint64_t h = fnv1a(0xcbf29ce484222325ULL, layout.p);
     h = fnv1a(h, e->kernels.p);
-    h = fnv1a(h, e->init.body.p);
-    return fnv1a(h, e->run.body.p);
+    for (int i = 0; i < e->nparts; i++) {
+        h = fnv1a(h, e->parts[i].init.body.p);
+        h = fnv1a(h, e->parts[i].run.body.p);
+        h = fnv1a(h, e->parts[i].selector);
+    }
+    return h;
 }
 
-void emit_model(Model *m, const Options *o, int64_t scratch, Output *out, const char *h_name)
+/* The statements of the part's functions (the kernels they call go to e->kernels). */
+static void emit_part(Emit *e)
 {
-    Graph *g = m->g;
-    Emit e = {.opt = o, .g = g, .weights = &out->w};
-    e.weight_done = xalloc((size_t)g->nvalues + 1);
-    e.run.temp_used = xalloc((size_t)g->nvalues + 1);
-    e.init.temp_used = xalloc((size_t)g->nvalues + 1);
-    const char *N = o->name;
-
+    Graph *g = e->part->g;
+    e->weight_done = xalloc((size_t)g->nvalues + 1);
+    e->part->run.temp_used = xalloc((size_t)g->nvalues + 1);
+    e->part->init.temp_used = xalloc((size_t)g->nvalues + 1);
     for (int i = 0; i < g->nnodes; i++) {
         Node *n = g->nodes[i];
         if (n->dead)
             continue;
-        e.code = n->once ? &e.init : &e.run;
-        node_comment(&e, n);
-        n->def->emit(&e, n);
+        e->code = n->once ? &e->part->init : &e->part->run;
+        node_comment(e, n);
+        n->def->emit(e, n);
     }
-    e.code = &e.run;
-    copy_results(&e);
+    e->code = &e->part->run;
+    copy_results(e);
+}
+
+/* The parts' arenas in ctx->scratch, and its size: a part with values computed once keeps
+ * them across runs, so it has bytes of its own; the other parts share theirs. */
+static int64_t layout_scratch(Emit *e, const Member *ms)
+{
+    if (!e->composite)
+        return ms[0].scratch;
+    int64_t own = 0, shared = 0;
+    for (int i = 0; i < e->nparts; i++)
+        if (e->parts[i].init.body.p) {
+            e->parts[i].base = own;
+            own += (ms[i].scratch + MLBC_ALIGN - 1) / MLBC_ALIGN * MLBC_ALIGN;
+        } else if (ms[i].scratch > shared) {
+            shared = ms[i].scratch;
+        }
+    for (int i = 0; i < e->nparts; i++)
+        if (!e->parts[i].init.body.p)
+            e->parts[i].base = own;
+    if (own + shared > MLBC_MAX_TOTAL_BYTES)
+        die("the composite's scratch arena would be %lld bytes, more than %lld",
+            (long long)(own + shared), (long long)MLBC_MAX_TOTAL_BYTES);
+    return own + shared;
+}
+
+void emit_models(const Member *ms, int n, Graph *api, const Options *o, Output *out,
+                 const char *h_name)
+{
+    Emit e = {.opt = o, .api = api, .nparts = n, .weights = &out->w,
+              .composite = n > 1 || ms[0].selector};
+    e.parts = xalloc(sizeof *e.parts * (size_t)n);
+    const char *N = o->name;
+    for (int i = 0; i < n; i++) {
+        e.parts[i] = (Part){.g = ms[i].m->g, .selector = ms[i].selector,
+                            .wprefix = e.composite ? strf("m%d_", i) : ""};
+        e.part = &e.parts[i];
+        diag_file = ms[i].path;         /* an operator's emitter may refuse a node */
+        emit_part(&e);
+    }
+    int64_t scratch = layout_scratch(&e, ms);
     if (o->weights_file && !out->w.bytes)
         out->w.bytes = 64;              /* a file has a payload, struct NAME_weights a member */
     out->fingerprint = e.fingerprint = fingerprint(&e);
