@@ -117,6 +117,10 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, long K, const float *a, 
                 w[2 * p + 1] = _mm256_loadu_ps(bk + 8);
             }
         }
+        /* each loaded panel held in a register for all rows, as in the AVX-512 tile (gcc
+         * -march=native tuned for Zen folds the loads into every row's multiply-add) */
+        MLBC_UNROLL for (p = 0; p < 2 * np; p++)
+            __asm__("" : "+x"(w[p]));
         MLBC_UNROLL for (r = 0; r < mr; r++) {
             __m256 x = _mm256_broadcast_ss(a + r * lda + k);
             MLBC_UNROLL for (p = 0; p < 2 * np; p++)
