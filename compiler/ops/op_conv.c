@@ -487,7 +487,7 @@ static const char *emit_im2col(Emit *e, const ConvK *c)
 
 /* The zero-padded copy of a group's input, of extents xp (templates/conv_pad.c). Its loops
  * stay loops even of one trip: without the channel and depth loops around the row loop, gcc 12
- * -O3 -march=native (AVX-512) miscompiles it (wrong rows: test_same_bits). */
+ * -O3 -march=native (znver3) computed wrong rows in test_same_bits; not reduced further. */
 static const char *emit_pad(Emit *e, const ConvK *c, const int64_t *xp)
 {
     const Geom *g = &c->g;
