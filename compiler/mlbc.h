@@ -336,6 +336,7 @@ const char *madd(DType calc, const char *a, const char *b, const char *c);
  * its own sum lets gcc -O3's SLP vectoriser drop the float rounding in between. */
 const char *fused(DType calc, const char *a, const char *b, const char *c);
 const char *libm_suffix(const char *expr, DType calc); /* each '@' in expr -> libm_sfx(calc) */
+const char *lit(int64_t x);              /* integer literal (LL suffix where needed) */
 const char *float_lit(double x, DType calc); /* exact float/double literal; INFINITY, NAN */
 void buf_float_lit(Buf *b, double x, DType calc); /* the same, appended to b */
 /* Element idx of an array of accumulator type ct (a packed weight) set to f for float and
@@ -367,8 +368,6 @@ const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv);
 void stmt(Emit *e, const char *fmt, ...);
 /* A run-time check: if COND (C expression) is false, run returns the given status. */
 void check(Emit *e, const char *cond, const char *why);
-/* Integer literal as C text (with LL suffix where needed). */
-const char *lit(int64_t x);
 /* Element i of a constant as a C literal of its type (floats round-trip exactly). */
 const char *cval(const Value *v, int64_t i);
 int use_blas(Emit *e);                  /* --blas given */

@@ -659,6 +659,34 @@ def check_scale(mlbc, work):
         check(False, "2.1M parameters: compiled by mlbc and gcc -O2, computes numpy's result", e)
 
 
+def check_file_cycles(build):
+    """The compiler's files call each other one way (front end -> IR -> passes -> operators
+    -> back end); the one cycle allowed is infer.c <-> lower.c (lowering a Loop infers its
+    copies; the sweep lowers what it meets). Read from the objects' symbol tables."""
+    objs = [f for f in os.listdir(build) if f.endswith(".o") and
+            not f.startswith(("onnx.pb", "text_", "templates", "test"))]
+    defined, owner, calls = {}, {}, {}
+    for o in objs:
+        out = sh(["nm", os.path.join(build, o)]).stdout.split("\n")
+        defined[o] = {p[2] for p in (l.split() for l in out) if len(p) == 3 and p[1] in "TDBR"}
+        calls[o] = {p[1] for p in (l.split() for l in out) if len(p) == 2 and p[0] == "U"}
+    for o, syms in defined.items():
+        for sym in syms:
+            owner[sym] = o
+    deps = {o: {owner[s] for s in calls[o] if s in owner and owner[s] != o} for o in objs}
+
+    def reaches(a, b):
+        seen, todo = set(), [a]
+        while todo:
+            x = todo.pop()
+            for y in deps[x] - seen:
+                seen.add(y)
+                todo.append(y)
+        return b in seen
+    cycles = sorted({tuple(sorted((a, b))) for a in objs for b in deps[a] if reaches(b, a)})
+    check(cycles == [("infer.o", "lower.o")] or (not cycles and "lower.o" in objs),
+          "compiler files: no call cycle but infer.c <-> lower.c", cycles)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -757,6 +785,7 @@ def main():
     check_exact_bits(mlbc, work)
     check_weights_file(mlbc, work)
     check_scale(mlbc, work)
+    check_file_cycles(os.path.abspath(args.build))
     check_composite(mlbc, work)
 
     tanh_accuracy(mlbc, work)

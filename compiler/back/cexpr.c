@@ -42,6 +42,15 @@ const char *store_as(DType t, DType ct, const char *x)
 
 const char *libm_sfx(DType calc) { return calc == DT_DOUBLE ? "" : "f"; }
 
+const char *lit(int64_t x)
+{
+    if (x == INT64_MIN)
+        return "(-9223372036854775807LL - 1)";
+    if (x > 2147483647 || x < -2147483647)
+        return strf("%lldLL", (long long)x);
+    return strf("%lld", (long long)x);
+}
+
 /* Float functions mlbc computes itself (templates/NAME.c), faster than libm's and as
  * accurate: "tanh@" becomes "mlbc_tanhf" rather than "tanhf". */
 static const char *const own_float_fns[] = {"tanh"};

@@ -55,15 +55,6 @@ struct Emit {
 
 int use_blas(Emit *e) { return e->opt->blas; }
 
-const char *lit(int64_t x)
-{
-    if (x == INT64_MIN)
-        return "(-9223372036854775807LL - 1)";
-    if (x > 2147483647 || x < -2147483647)
-        return strf("%lldLL", (long long)x);
-    return strf("%lld", (long long)x);
-}
-
 /* An ONNX name made into part of a C identifier, shortened. */
 static const char *cname(const char *s)
 {

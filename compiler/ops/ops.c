@@ -7,7 +7,15 @@
 extern const OpDef ops_elementwise[], ops_shape[], ops_layout[], ops_movement[], ops_reduce[],
     ops_norm[], ops_linalg[], ops_conv[], ops_pool[], ops_rnn[], ops_loss[],
     ops_resize[], ops_quant[], ops_signal[], ops_select[], ops_detect[], ops_spectral[],
-    ops_control[], ops_internal[];
+    ops_internal[];
+
+/* Supported ops without rules of their own: inference lowers them (lower.c's lower_node). */
+static const OpDef ops_control[] = {
+    {"If", NULL, NULL, NULL, NULL, 0},
+    {"Loop", NULL, NULL, NULL, NULL, 0},
+    {"Scan", NULL, NULL, NULL, NULL, 0},
+    {NULL, NULL, NULL, NULL, NULL, 0},
+};
 
 static const OpDef *const families[] = {
     ops_elementwise, ops_shape, ops_layout, ops_movement, ops_reduce, ops_norm,

@@ -635,11 +635,3 @@ int lower_node(Splice *s, Node *n)
         }
     return 0;
 }
-
-/* Supported ops without rules of their own: inference lowers them (lower_node). */
-const OpDef ops_control[] = {
-    {"If", NULL, NULL, NULL, NULL, 0},
-    {"Loop", NULL, NULL, NULL, NULL, 0},
-    {"Scan", NULL, NULL, NULL, NULL, 0},
-    {NULL, NULL, NULL, NULL, NULL, 0},
-};
