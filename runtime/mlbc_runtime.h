@@ -182,6 +182,13 @@ mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *
                               int nfeatures, const mlbc_tensor_spec *advice,
                               const mlbc_pipe_options *opt, char *err, size_t errlen);
 
+/* 0 if descriptor fd (opened from path) is private: not a FIFO, or a FIFO that belongs to
+ * this user and that no other user may open (mode 0600). Else -1, err saying why. The pipe
+ * runner and the hosts (mlbc-serve, mlbc_gym) check each FIFO on its descriptor after
+ * opening it, so a FIFO planted in a shared folder (e.g. /tmp) by someone else is refused,
+ * not read from or written to. */
+int mlbc_fifo_private(int fd, const char *path, char *err, size_t errlen);
+
 void *mlbc_runner_input(mlbc_runner *r, int i);            /* NULL if i is out of range */
 int mlbc_runner_input_index(const mlbc_runner *r, const char *feature); /* -1 if absent */
 int mlbc_runner_num_inputs(const mlbc_runner *r);

@@ -131,6 +131,30 @@ static void jb_printf(jbuf *b, const char *fmt, ...)
 
 /* ---- opening ------------------------------------------------------------------------------ */
 
+int mlbc_fifo_private(int fd, const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        set_err(err, errlen, "pipe: cannot stat %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISFIFO(st.st_mode))
+        return 0;
+    if (st.st_uid != geteuid()) {
+        set_err(err, errlen, "pipe: refusing %s: the FIFO belongs to uid %u, not to this user "
+                "(%u); another user could read the features or answer for the host", path,
+                (unsigned)st.st_uid, (unsigned)geteuid());
+        return -1;
+    }
+    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
+        set_err(err, errlen, "pipe: refusing %s: its mode %04o lets other users open it "
+                "(create the FIFOs with mode 0600, e.g. mkfifo -m 600 or umask 077)", path,
+                (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
 /* Opens path with flags|O_NONBLOCK, retrying while the FIFO has no peer (ENXIO) or does not
  * exist yet (ENOENT), until the deadline. Returns the descriptor or -1 (err filled). */
 static int open_with_deadline(const char *path, int flags, int64_t deadline, int timeout_ms,
@@ -144,6 +168,10 @@ static int open_with_deadline(const char *path, int flags, int64_t deadline, int
             if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
                 close(fd);
                 set_err(err, errlen, "pipe: %s is a directory", path);
+                return -1;
+            }
+            if (mlbc_fifo_private(fd, path, err, errlen)) {
+                close(fd);
                 return -1;
             }
             return fd;

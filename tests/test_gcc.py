@@ -729,8 +729,8 @@ def t_pipe_no_host(ctx):
     """No host: after the timeout GCC decides, with a warning; nothing hangs."""
     d = ctx.fresh("pipe-no-host")
     base = os.path.join(d, "ch")
-    os.mkfifo(base + ".in")
-    os.mkfifo(base + ".out")
+    os.mkfifo(base + ".in", 0o600)
+    os.mkfifo(base + ".out", 0o600)
     t0 = time.time()
     obj, rows, _, err = with_plugin(ctx, d, CALLS_C, channel=base, timeout=700)
     took = time.time() - t0
@@ -751,8 +751,8 @@ def t_pipe_host_dies(ctx):
     finishes with a warning and GCC decides the rest."""
     d = ctx.fresh("pipe-host-dies")
     base = os.path.join(d, "ch")
-    os.mkfifo(base + ".in")
-    os.mkfifo(base + ".out")
+    os.mkfifo(base + ".in", 0o600)
+    os.mkfifo(base + ".out", 0o600)
     obj = os.path.join(d, "x.o")
     trace = os.path.join(d, "t")
     proc = subprocess.Popen([GCC, "-O2", "-c", os.path.join(ROOT, CALLS_C), "-o", obj]

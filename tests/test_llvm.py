@@ -694,8 +694,8 @@ def t_dev_host_quits(ctx):
     once, finishes the compilation with LLVM's default heuristic, nothing hangs."""
     d = ctx.fresh("dev-quits")
     base = os.path.join(d, "ch")
-    os.mkfifo(base + ".in")
-    os.mkfifo(base + ".out")
+    os.mkfifo(base + ".in", 0o600)
+    os.mkfifo(base + ".out", 0o600)
     answered = []
 
     def host():

@@ -12,6 +12,7 @@ import random
 import unittest.mock
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -800,6 +801,59 @@ def test_clang():
               res.ok and not res.sessions and time.monotonic() - t0 < 30, repr(res))
 
 
+# ---- FIFOs that others could use -------------------------------------------------------------
+
+NOBODY = 65534
+
+
+def planted(tmp, mode, owner=None):
+    """BASE.in and BASE.out as someone else might leave them in a shared folder."""
+    base = os.path.join(tmp, "ch")
+    for end in (".in", ".out"):
+        os.mkfifo(base + end, 0o600)
+        os.chmod(base + end, mode)
+        if owner is not None:
+            os.chown(base + end, owner, -1)
+    return base
+
+
+def test_foreign_fifos(bins):
+    """The C runner and mlbc_gym refuse a FIFO that another user owns or may open, saying
+    why, before a byte crosses it; FIFOs they make themselves are 0600."""
+    cases = [("of mode 0644", 0o644, None, "mode 0644 lets other users open it"),
+             ("of mode 0666", 0o666, None, "mode 0666 lets other users open it")]
+    if os.geteuid() == 0:
+        cases.append(("owned by uid %d" % NOBODY, 0o600, NOBODY,
+                      "belongs to uid %d" % NOBODY))
+    for what, mode, owner, want in cases:
+        with tempfile.TemporaryDirectory() as tmp:
+            base = planted(tmp, mode, owner)
+            p = subprocess.run([bins[("pipe_client", "plain")], base, "--timeout", "2000"],
+                               capture_output=True, text=True, timeout=30)
+            check("C runner refuses a FIFO %s" % what,
+                  p.returncode == 2 and "open-error" in p.stdout and want in p.stdout,
+                  "status %s: %s" % (p.returncode, (p.stdout + p.stderr).strip()[:300]))
+            try:
+                mlbc_gym.make_fifo(base + ".in")
+                ok, msg = False, "kept"
+            except mlbc_gym.HostError as e:
+                ok, msg = want in str(e), str(e)
+            check("mlbc_gym refuses a FIFO %s" % what, ok, msg)
+    with tempfile.TemporaryDirectory() as tmp:
+        mlbc_gym.make_fifo(os.path.join(tmp, "new.in"))
+        m = stat.S_IMODE(os.stat(os.path.join(tmp, "new.in")).st_mode)
+        check("mlbc_gym makes its FIFOs 0600", m == 0o600, "%04o" % m)
+        base = planted(tmp, 0o644)
+        fd = os.open(base + ".in", os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            mlbc_gym.host.check_private(fd, base + ".in")
+            ok, msg = False, "accepted"
+        except mlbc_gym.HostError as e:
+            ok, msg = "mode 0644" in str(e), str(e)
+        os.close(fd)
+        check("mlbc_gym checks a FIFO on its descriptor after opening", ok, msg)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -812,6 +866,7 @@ def main():
         bins = build(build_dir)
         test_good_host(bins)
         test_bad_hosts(bins)
+        test_foreign_fifos(bins)
         test_host_robustness()
         test_host_fuzz()
         test_logs(bins)

@@ -255,6 +255,12 @@ static int open_inbound(server *s)
     for (;;) {
         int fd = open(s->in_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
         if (fd >= 0) {
+            char err[512];
+            if (mlbc_fifo_private(fd, s->in_path, err, sizeof err)) {
+                close(fd);
+                error("%s", err);
+                return WAIT_ERROR;
+            }
             s->fd_in = fd;
             return WAIT_READY;
         }
@@ -661,8 +667,15 @@ static int next_session(server *s)
     }
     /* A non-blocking open for reading always succeeds, whether the writer is there or not. */
     s->fd_out = open(s->out_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (s->fd_out < 0) {
-        error("cannot open %s: %s", s->out_path, strerror(errno));
+    char err[512];
+    if (s->fd_out < 0 || mlbc_fifo_private(s->fd_out, s->out_path, err, sizeof err)) {
+        if (s->fd_out < 0)
+            error("cannot open %s: %s", s->out_path, strerror(errno));
+        else
+            error("%s", err);
+        close(s->fd_out);
+        close(s->fd_in);
+        s->fd_in = s->fd_out = -1;
         return SESSION_FATAL;
     }
     int rc = serve_connection(s);

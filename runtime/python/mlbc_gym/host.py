@@ -180,14 +180,32 @@ def _advice_encoder(spec):
     return encode
 
 
+def check_private(fd, path):
+    """A FIFO must belong to this user and be closed to others (mode 0600): one planted in a
+    shared folder by someone else could read the compiler's features or answer for us. Checked
+    on the descriptor, after opening, so that the path cannot be swapped in between (fd may
+    also be an os.stat_result, for a check before opening)."""
+    st = fd if isinstance(fd, os.stat_result) else os.fstat(fd)
+    if not stat.S_ISFIFO(st.st_mode):
+        return
+    if st.st_uid != os.geteuid():
+        raise HostError("refusing %s: the FIFO belongs to uid %d, not to this user (%d)" % (
+            path, st.st_uid, os.geteuid()))
+    if st.st_mode & 0o077:
+        raise HostError("refusing %s: its mode %04o lets other users open it (mode 0600 is "
+                        "needed)" % (path, stat.S_IMODE(st.st_mode)))
+
+
 def make_fifo(path):
-    """mkfifo path; an existing FIFO is kept, a stale regular file (left by a compiler that
-    ran without the host) is replaced."""
+    """mkfifo path (mode 0600); an existing FIFO is kept if it is this user's and private,
+    refused otherwise; a stale regular file (left by a compiler that ran without the host)
+    is replaced."""
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except FileNotFoundError:
         st = None
     if st is not None and stat.S_ISFIFO(st.st_mode):
+        check_private(st, path)
         return
     if st is not None:
         if not stat.S_ISREG(st.st_mode):
@@ -251,6 +269,11 @@ class Channel:
             gone = stop()             # sample before trying: a last attempt after exit
             try:
                 fd_in = os.open(self.in_path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                try:
+                    check_private(fd_in, self.in_path)
+                except HostError:
+                    os.close(fd_in)
+                    raise
                 break
             except OSError as e:
                 if e.errno != errno.ENXIO:
@@ -262,6 +285,12 @@ class Channel:
             time.sleep(delay)
             delay = min(delay * 2, 0.01)
         fd_out = os.open(self.out_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        try:
+            check_private(fd_out, self.out_path)
+        except HostError:
+            os.close(fd_in)
+            os.close(fd_out)
+            raise
         return fd_in, fd_out
 
     def run(self, stop, abort):
