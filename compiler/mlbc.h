@@ -49,6 +49,17 @@ _Noreturn void die_at(int line, int col, const char *fmt, ...);
 _Noreturn void die_usage(const char *fmt, ...);
 void warn(const char *fmt, ...);
 
+#ifdef MLBC_FUZZ                        /* fuzz builds only: util.c says why */
+#include <setjmp.h>
+extern jmp_buf *fuzz_escape;            /* die() longjmps here when set */
+extern int fuzz_quiet;                  /* no diagnostics on stderr */
+extern ProtobufCAllocator fuzz_proto_alloc;
+void fuzz_release(void);                /* frees every block allocated since the last call */
+#define MLBC_PROTO_ALLOC (&fuzz_proto_alloc)
+#else
+#define MLBC_PROTO_ALLOC NULL           /* protobuf-c's malloc; the model lives until exit */
+#endif
+
 int read_file(const char *path, char **data, size_t *len);  /* 0 on success */
 /* Writes to PATH.tmp then renames: a reader never sees a half-written file. */
 int write_file_atomic(const char *path, const char *data, size_t len);
@@ -155,6 +166,7 @@ Onnx__ModelProto *load_binary(const char *data, size_t len);
 /* load_binary reads absent names as ""; before writing the model out, make them absent. */
 void names_absent_again(Onnx__ModelProto *m);
 Onnx__ModelProto *parse_text(const char *src, size_t len);   /* text_parse.y */
+void text_lex_reset(void);              /* text_lex.l: free and reset the scanner */
 void print_text(Buf *out, const Onnx__ModelProto *m);        /* text_print.c */
 
 /* import.c */
