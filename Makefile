@@ -181,7 +181,6 @@ $(FUZZ_DIR)/fuzz-json $(FUZZ_DIR)/fuzz-logread: $(FUZZ_DIR)/fuzz-%: fuzz/%.c $(F
 fuzz-seeds:
 	@sh tools/install-deps.sh
 	$(PYTHON) tests/test_node.py --build $(BUILD) --generate-only
-	rm -rf $(FUZZ_DIR)/seeds-model $(FUZZ_DIR)/seeds-text
 	mkdir -p $(FUZZ_DIR)/seeds-model $(FUZZ_DIR)/seeds-text $(FUZZ_DIR)/seeds-json $(FUZZ_DIR)/seeds-logread
 	cp models/*.onnx tests/bad/*.onnx $(FUZZ_DIR)/seeds-model/
 	for d in $(BUILD)/onnx-node-data/node/*/; do \
@@ -196,5 +195,9 @@ FUZZ_RUN = mkdir -p $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/crash-$1 && echo "== fuzz-
 
 fuzz: fuzz-build fuzz-seeds
 	@$(foreach t,$(FUZZ_TARGETS),$(call FUZZ_RUN,$t) &&) true
+
+# One target's campaign: make fuzz-run-model FUZZ_SECONDS=300
+fuzz-run-%: fuzz-build fuzz-seeds
+	@$(call FUZZ_RUN,$*)
 
 .PHONY: fuzz fuzz-build fuzz-objs fuzz-seeds
