@@ -30,6 +30,8 @@ void *xalloc(size_t n);                 /* zeroed; dies on exhaustion */
 /* p (n elements of elem bytes) with room for one more: doubles *cap when full */
 void *xgrow(void *p, int n, int *cap, size_t elem);
 char *xstrdup(const char *s);
+/* realloc of P (LEN bytes used) to N bytes, not xalloc'd memory: a buffer that grows in place */
+void *xrealloc(void *p, size_t len, size_t n);
 char *xstrndup(const char *s, size_t n);
 char *strf(const char *fmt, ...);       /* formatted, arena-allocated */
 

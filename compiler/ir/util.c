@@ -97,17 +97,19 @@ char *strf(const char *fmt, ...)
     return p;
 }
 
-/* realloc, but in fuzz builds a new chained block (the old one goes with the rest). */
-static void *buf_realloc(void *p, size_t len, size_t cap)
+/* realloc; in fuzz builds a new chained block (the old one goes with the rest). */
+void *xrealloc(void *p, size_t len, size_t n)
 {
 #ifdef MLBC_FUZZ
-    void *q = fuzz_alloc(cap);
+    void *q = fuzz_alloc(n);
     if (q && len)
         memcpy(q, p, len);
-    return q;
 #else
-    return realloc(p, cap);
+    void *q = realloc(p, n);
 #endif
+    if (!q)
+        die("out of memory (%zu bytes)", n);
+    return q;
 }
 
 void buf_put(Buf *b, const void *data, size_t n)
@@ -116,9 +118,7 @@ void buf_put(Buf *b, const void *data, size_t n)
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->len + n + 1)
             cap *= 2;
-        char *p = buf_realloc(b->p, b->len, cap);
-        if (!p)
-            die("out of memory");
+        char *p = xrealloc(b->p, b->len, cap);
         b->p = p;
         b->cap = cap;
     }
