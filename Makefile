@@ -189,7 +189,8 @@ fuzz-seeds:
 
 # One campaign: libFuzzer stops at the first finding (saved in build/fuzz/crash-TARGET/).
 FUZZ_RUN = mkdir -p $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/crash-$1 && echo "== fuzz-$1, $(FUZZ_SECONDS) s" && \
-    ASAN_OPTIONS=allocator_may_return_null=1:$(FUZZ_ASAN_$1) $(FUZZ_DIR)/fuzz-$1 -max_total_time=$(FUZZ_SECONDS) \
+    UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=allocator_may_return_null=1:$(FUZZ_ASAN_$1) \
+        $(FUZZ_DIR)/fuzz-$1 -max_total_time=$(FUZZ_SECONDS) \
         -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$1/ \
         $(FUZZ_ARGS_$1) $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/seeds-$1 fuzz/regress/$1
 

@@ -71,7 +71,8 @@ void *xgrow(void *p, int n, int *cap, size_t elem)
 char *xstrndup(const char *s, size_t n)
 {
     char *p = xalloc(n + 1);
-    memcpy(p, s, n);
+    if (n)                              /* an empty protobuf bytes field has data NULL */
+        memcpy(p, s, n);
     return p;
 }
 
