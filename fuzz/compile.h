@@ -1,4 +1,4 @@
-/* compile.h - the whole mlbc pipeline on one fuzz input, in memory (fuzz/README.md). */
+/* compile.h - the whole mlbc pipeline on one fuzz input, in memory (docs/FUZZING.md). */
 #ifndef MLBC_FUZZ_COMPILE_H
 #define MLBC_FUZZ_COMPILE_H
 #include <stddef.h>
