@@ -149,7 +149,7 @@ FUZZ_CC      ?= clang-19
 FUZZ_DIR      = $(BUILD)/fuzz
 FUZZ_CFLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=all -DMLBC_FUZZ
-FUZZ_TARGETS  = model text json logread pipe
+FUZZ_TARGETS  = model text json logread pipe desc
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)
 # Per target: extra libFuzzer flags. The compiler frees nothing until exit by design; fuzz
 # builds free each input's memory (util.c), and what that cannot reach (the parser's
@@ -159,6 +159,7 @@ FUZZ_ARGS_text  = -max_len=16384 -dict=fuzz/onnx.dict
 FUZZ_ARGS_json  = -max_len=4096
 FUZZ_ARGS_logread = -max_len=8192
 FUZZ_ARGS_pipe  = -max_len=4096
+FUZZ_ARGS_desc  = -max_len=256
 FUZZ_ASAN_model = detect_leaks=0
 FUZZ_ASAN_text  = detect_leaks=0
 
@@ -175,14 +176,14 @@ FUZZ_COMPILER = fuzz/compile.c $(filter-out $(FUZZ_DIR)/obj/main.o,$(OBJS:$(BUIL
 $(FUZZ_DIR)/fuzz-model $(FUZZ_DIR)/fuzz-text: $(FUZZ_DIR)/fuzz-%: fuzz/%.c fuzz/compile.c fuzz/compile.h $(FUZZ_DIR)/obj/.built
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Icompiler -I$(FUZZ_DIR)/obj -o $@ $< $(FUZZ_COMPILER) $(LDLIBS)
 
-$(FUZZ_DIR)/fuzz-json $(FUZZ_DIR)/fuzz-logread $(FUZZ_DIR)/fuzz-pipe: $(FUZZ_DIR)/fuzz-%: fuzz/%.c $(FUZZ_DIR)/obj/.built
+$(FUZZ_DIR)/fuzz-json $(FUZZ_DIR)/fuzz-logread $(FUZZ_DIR)/fuzz-pipe $(FUZZ_DIR)/fuzz-desc: $(FUZZ_DIR)/fuzz-%: fuzz/%.c $(FUZZ_DIR)/obj/.built
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iruntime -o $@ $< $(FUZZ_DIR)/obj/libmlbc_rt.a -ldl -lm -lpthread
 
 # Seeds: the example and bad models and the node suite (binary), the text corpus (text).
 fuzz-seeds:
 	@sh tools/install-deps.sh
 	$(PYTHON) tests/test_node.py --build $(BUILD) --generate-only
-	mkdir -p $(FUZZ_DIR)/seeds-model $(FUZZ_DIR)/seeds-text $(FUZZ_DIR)/seeds-json $(FUZZ_DIR)/seeds-logread $(FUZZ_DIR)/seeds-pipe
+	mkdir -p $(FUZZ_DIR)/seeds-model $(FUZZ_DIR)/seeds-text $(FUZZ_DIR)/seeds-json $(FUZZ_DIR)/seeds-logread $(FUZZ_DIR)/seeds-pipe $(FUZZ_DIR)/seeds-desc
 	cp models/*.onnx tests/bad/*.onnx $(FUZZ_DIR)/seeds-model/
 	for d in $(BUILD)/onnx-node-data/node/*/; do \
 	    cp $$d/model.onnx $(FUZZ_DIR)/seeds-model/$$(basename $$d).onnx; done

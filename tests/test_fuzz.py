@@ -13,7 +13,7 @@ import tempfile
 import mlbctest
 
 ROOT = mlbctest.ROOT
-TARGETS = ["model", "text", "json", "logread", "pipe"]
+TARGETS = ["model", "text", "json", "logread", "pipe", "desc"]
 # As make fuzz runs them (Makefile FUZZ_ASAN_*): the compiler's targets check no leaks.
 ASAN = {"model": "detect_leaks=0", "text": "detect_leaks=0"}
 
