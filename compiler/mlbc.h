@@ -34,6 +34,7 @@ char *xstrdup(const char *s);
 void *xrealloc(void *p, size_t len, size_t n);
 char *xstrndup(const char *s, size_t n);
 char *strf(const char *fmt, ...);       /* formatted, arena-allocated */
+char *comment_safe(char *s);            /* S fit for a C comment: no end, no control bytes */
 
 typedef struct Buf {                    /* growable byte buffer */
     char *p;

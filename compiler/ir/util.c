@@ -78,6 +78,17 @@ char *xstrndup(const char *s, size_t n)
 
 char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
 
+/* Model names go into comments of the generated code: "*" "/" would end the comment, and a
+ * control character could be one of the emitter's markers (loops.c's one-trip loop heads)
+ * or start a line. Both become '_' in place. */
+char *comment_safe(char *s)
+{
+    for (char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f || (p[0] == '*' && p[1] == '/'))
+            *p = '_';
+    return s;
+}
+
 static char *vstrf(const char *fmt, va_list ap)
 {
     va_list aq;
