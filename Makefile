@@ -138,3 +138,69 @@ clean:
 
 train-demo: all
 	@$(PYTHON) train/train.py --build $(BUILD)
+
+# ---- fuzzing (fuzz/, docs/FUZZING.md) --------------------------------------------------------
+# make fuzz: builds the libFuzzer targets (clang-19, fuzzer + ASan + UBSan; Debian's
+# libclang-rt-19-dev) into build/fuzz/ and runs each for FUZZ_SECONDS on the seeds below plus
+# fuzz/regress/TARGET; new inputs go to build/fuzz/corpus-TARGET (not committed). The compiler's
+# objects are built by a sub-make with -DMLBC_FUZZ (util.c: die longjmps, memory per input).
+FUZZ_SECONDS ?= 60
+FUZZ_CC      ?= clang-19
+FUZZ_DIR      = $(BUILD)/fuzz
+FUZZ_CFLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+                -fno-sanitize-recover=all -DMLBC_FUZZ
+FUZZ_TARGETS  = model text json logread pipe desc
+FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)
+# Per target: extra libFuzzer flags. The compiler frees nothing until exit by design; fuzz
+# builds free each input's memory (util.c), and what that cannot reach (the parser's
+# malloc'd strings, bison's stack after a die) is not a leak of a real run: no leak checks.
+FUZZ_ARGS_model = -max_len=65536 -dict=fuzz/onnx.dict
+FUZZ_ARGS_text  = -max_len=16384 -dict=fuzz/onnx.dict
+FUZZ_ARGS_json  = -max_len=4096
+FUZZ_ARGS_logread = -max_len=8192
+FUZZ_ARGS_pipe  = -max_len=4096
+FUZZ_ARGS_desc  = -max_len=256
+FUZZ_ASAN_model = detect_leaks=0
+FUZZ_ASAN_text  = detect_leaks=0
+
+fuzz-build: $(FUZZ_BINS)
+
+$(FUZZ_DIR)/obj/.built: $(SRCS) $(RT_SRCS) $(wildcard compiler/*.h runtime/*.h) \
+                        compiler/front/text_lex.l compiler/front/text_parse.y $(TMPLS)
+	CFLAGS='$(FUZZ_CFLAGS)' $(MAKE) -s BUILD=$(FUZZ_DIR)/obj CC=$(FUZZ_CC) fuzz-objs
+	touch $@
+
+fuzz-objs: $(filter-out $(BUILD)/main.o,$(OBJS)) $(RT_LIB)
+
+FUZZ_COMPILER = fuzz/compile.c $(filter-out $(FUZZ_DIR)/obj/main.o,$(OBJS:$(BUILD)/%=$(FUZZ_DIR)/obj/%))
+$(FUZZ_DIR)/fuzz-model $(FUZZ_DIR)/fuzz-text: $(FUZZ_DIR)/fuzz-%: fuzz/%.c fuzz/compile.c fuzz/compile.h $(FUZZ_DIR)/obj/.built
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Icompiler -I$(FUZZ_DIR)/obj -o $@ $< $(FUZZ_COMPILER) $(LDLIBS)
+
+$(FUZZ_DIR)/fuzz-json $(FUZZ_DIR)/fuzz-logread $(FUZZ_DIR)/fuzz-pipe $(FUZZ_DIR)/fuzz-desc: $(FUZZ_DIR)/fuzz-%: fuzz/%.c $(FUZZ_DIR)/obj/.built
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iruntime -o $@ $< $(FUZZ_DIR)/obj/libmlbc_rt.a -ldl -lm -lpthread
+
+# Seeds: the example and bad models and the node suite (binary), the text corpus (text).
+fuzz-seeds:
+	@sh tools/install-deps.sh
+	$(PYTHON) tests/test_node.py --build $(BUILD) --generate-only
+	mkdir -p $(FUZZ_DIR)/seeds-model $(FUZZ_DIR)/seeds-text $(FUZZ_DIR)/seeds-json $(FUZZ_DIR)/seeds-logread $(FUZZ_DIR)/seeds-pipe $(FUZZ_DIR)/seeds-desc
+	cp models/*.onnx tests/bad/*.onnx $(FUZZ_DIR)/seeds-model/
+	for d in $(BUILD)/onnx-node-data/node/*/; do \
+	    cp $$d/model.onnx $(FUZZ_DIR)/seeds-model/$$(basename $$d).onnx; done
+	cp tests/text/*.onnxtxt tests/text/bad/*.onnxtxt tests/runtime/*.onnxtxt $(FUZZ_DIR)/seeds-text/
+
+# One campaign: libFuzzer stops at the first finding (saved in build/fuzz/crash-TARGET/).
+FUZZ_RUN = mkdir -p $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/crash-$1 && echo "== fuzz-$1, $(FUZZ_SECONDS) s" && \
+    UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=allocator_may_return_null=1:$(FUZZ_ASAN_$1) \
+        $(FUZZ_DIR)/fuzz-$1 -max_total_time=$(FUZZ_SECONDS) \
+        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$1/ \
+        $(FUZZ_ARGS_$1) $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/seeds-$1 fuzz/regress/$1
+
+fuzz: fuzz-build fuzz-seeds
+	@$(foreach t,$(FUZZ_TARGETS),$(call FUZZ_RUN,$t) &&) true
+
+# One target's campaign: make fuzz-run-model FUZZ_SECONDS=300
+fuzz-run-%: fuzz-build fuzz-seeds
+	@$(call FUZZ_RUN,$*)
+
+.PHONY: fuzz fuzz-build fuzz-objs fuzz-seeds

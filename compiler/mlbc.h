@@ -30,8 +30,11 @@ void *xalloc(size_t n);                 /* zeroed; dies on exhaustion */
 /* p (n elements of elem bytes) with room for one more: doubles *cap when full */
 void *xgrow(void *p, int n, int *cap, size_t elem);
 char *xstrdup(const char *s);
+/* realloc of P (LEN bytes used) to N bytes, not xalloc'd memory: a buffer that grows in place */
+void *xrealloc(void *p, size_t len, size_t n);
 char *xstrndup(const char *s, size_t n);
 char *strf(const char *fmt, ...);       /* formatted, arena-allocated */
+char *comment_safe(char *s);            /* S fit for a C comment: no end, no control bytes */
 
 typedef struct Buf {                    /* growable byte buffer */
     char *p;
@@ -48,6 +51,17 @@ _Noreturn void die(const char *fmt, ...);
 _Noreturn void die_at(int line, int col, const char *fmt, ...);
 _Noreturn void die_usage(const char *fmt, ...);
 void warn(const char *fmt, ...);
+
+#ifdef MLBC_FUZZ                        /* fuzz builds only: util.c says why */
+#include <setjmp.h>
+extern jmp_buf *fuzz_escape;            /* die() longjmps here when set */
+extern int fuzz_quiet;                  /* no diagnostics on stderr */
+extern ProtobufCAllocator fuzz_proto_alloc;
+void fuzz_release(void);                /* frees every block allocated since the last call */
+#define MLBC_PROTO_ALLOC (&fuzz_proto_alloc)
+#else
+#define MLBC_PROTO_ALLOC NULL           /* protobuf-c's malloc; the model lives until exit */
+#endif
 
 int read_file(const char *path, char **data, size_t *len);  /* 0 on success */
 /* Writes to PATH.tmp then renames: a reader never sees a half-written file. */
@@ -155,6 +169,7 @@ Onnx__ModelProto *load_binary(const char *data, size_t len);
 /* load_binary reads absent names as ""; before writing the model out, make them absent. */
 void names_absent_again(Onnx__ModelProto *m);
 Onnx__ModelProto *parse_text(const char *src, size_t len);   /* text_parse.y */
+void text_lex_reset(void);              /* text_lex.l: free and reset the scanner */
 void print_text(Buf *out, const Onnx__ModelProto *m);        /* text_print.c */
 
 /* import.c */

@@ -457,6 +457,8 @@ static int parse_value(parser *ps)
 int json_parse(json_doc *doc, const char *text, size_t len, char *err, size_t errlen,
                size_t *at)
 {
+    if (!text)                          /* an empty line of a reader that holds none yet */
+        text = "";
     parser ps = {doc, (const unsigned char *)text, (const unsigned char *)text,
                  (const unsigned char *)text + len, err, errlen, 0};
     int rc = -1;

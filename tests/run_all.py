@@ -20,6 +20,7 @@ def programs(build):
         ("unit tests (IR, passes, emitter)", [os.path.join(build, "test_unit")]),
         ("command line and generated-code contract", [PY, "tests/test_cli.py"] + b),
         ("bad input (plain and ASan+UBSan builds)", [PY, "tests/test_errors.py"] + b),
+        ("fuzz targets over their regression corpora", [PY, "tests/test_fuzz.py"] + b),
         ("text front end cross-check", [PY, "tests/test_text.py"] + b),
         ("example models against their references", [PY, "tests/test_models.py"] + b),
         ("older exporters' models (opsets 1-6) and splat constants", [PY, "tests/test_legacy.py"] + b),

@@ -71,13 +71,7 @@ static const char *tensor_comment(const Value *v)
     return strf("%s: %s%s", v->name, dtype_name(v->dt), shape_str(v));
 }
 
-static const char *safe_comment(const char *s)
-{
-    char *c = xstrdup(s);
-    for (char *p = c; (p = strstr(p, "*/")); )
-        *p = '_';
-    return c;
-}
+static const char *safe_comment(const char *s) { return comment_safe(xstrdup(s)); }
 
 /* ---- constants ---- */
 

@@ -491,11 +491,9 @@ static void *new_msg(size_t size, const void *init)
 
 static void *grow(void *p, size_t *cap, size_t elem)
 {
-    *cap = *cap ? 2 * *cap : 8;
-    p = realloc(p, *cap * elem);
-    if (!p)
-        die("out of memory");
-    return p;
+    size_t old = *cap;
+    *cap = old ? 2 * old : 8;
+    return xrealloc(p, old * elem, *cap * elem);
 }
 
 static Vec *vec_new(void) { return xalloc(sizeof(Vec)); }

@@ -1,5 +1,6 @@
 /* util.c - arena memory, strings, buffers, diagnostics, element types. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,6 +9,42 @@
 
 const char *diag_file = "";
 
+#ifdef MLBC_FUZZ
+/* Fuzz builds only (fuzz/, make fuzz): one process compiles many inputs, so die() must not
+ * exit and memory must not pile up. die() longjmps to fuzz_escape when it is set, and every
+ * xalloc block is chained (a header of max_align_t keeps the alignment) so that
+ * fuzz_release() frees all the blocks of the last input at once. */
+jmp_buf *fuzz_escape;
+int fuzz_quiet;
+typedef union Block { union Block *next; max_align_t align; } Block;
+static Block *blocks;
+
+static void *fuzz_alloc(size_t n)
+{
+    Block *b = calloc(1, sizeof(Block) + n);
+    if (!b)
+        return NULL;
+    b->next = blocks;
+    blocks = b;
+    return b + 1;
+}
+
+void fuzz_release(void)
+{
+    while (blocks) {
+        Block *b = blocks;
+        blocks = b->next;
+        free(b);
+    }
+}
+
+/* protobuf-c allocates from the chain too; its frees wait for fuzz_release. */
+static void *pb_alloc(void *data, size_t n) { return fuzz_alloc(n ? n : 1); }
+static void pb_free(void *data, void *p) {}
+ProtobufCAllocator fuzz_proto_alloc = {pb_alloc, pb_free, NULL};
+#define calloc(one, n) fuzz_alloc(n)
+#endif
+
 void *xalloc(size_t n)
 {
     void *p = calloc(1, n ? n : 1);
@@ -15,6 +52,7 @@ void *xalloc(size_t n)
         die("out of memory (%zu bytes)", n);
     return p;
 }
+#undef calloc
 
 void *xgrow(void *p, int n, int *cap, size_t elem)
 {
@@ -33,11 +71,23 @@ void *xgrow(void *p, int n, int *cap, size_t elem)
 char *xstrndup(const char *s, size_t n)
 {
     char *p = xalloc(n + 1);
-    memcpy(p, s, n);
+    if (n)                              /* an empty protobuf bytes field has data NULL */
+        memcpy(p, s, n);
     return p;
 }
 
 char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
+
+/* Model names go into comments of the generated code: "*" "/" would end the comment, and a
+ * control character could be one of the emitter's markers (loops.c's one-trip loop heads)
+ * or start a line. Both become '_' in place. */
+char *comment_safe(char *s)
+{
+    for (char *p = s; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f || (p[0] == '*' && p[1] == '/'))
+            *p = '_';
+    return s;
+}
 
 static char *vstrf(const char *fmt, va_list ap)
 {
@@ -59,15 +109,28 @@ char *strf(const char *fmt, ...)
     return p;
 }
 
+/* realloc; in fuzz builds a new chained block (the old one goes with the rest). */
+void *xrealloc(void *p, size_t len, size_t n)
+{
+#ifdef MLBC_FUZZ
+    void *q = fuzz_alloc(n);
+    if (q && len)
+        memcpy(q, p, len);
+#else
+    void *q = realloc(p, n);
+#endif
+    if (!q)
+        die("out of memory (%zu bytes)", n);
+    return q;
+}
+
 void buf_put(Buf *b, const void *data, size_t n)
 {
     if (b->len + n + 1 > b->cap) {
         size_t cap = b->cap ? b->cap : 256;
         while (cap < b->len + n + 1)
             cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            die("out of memory");
+        char *p = xrealloc(b->p, b->len, cap);
         b->p = p;
         b->cap = cap;
     }
@@ -82,14 +145,21 @@ void buf_printf(Buf *b, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    char *p = vstrf(fmt, ap);
+    char *p = NULL;                     /* malloc'd, not xalloc'd: it is freed right away */
+    int n = vasprintf(&p, fmt, ap);
     va_end(ap);
-    buf_puts(b, p);
+    if (n < 0)
+        die("out of memory");
+    buf_put(b, p, (size_t)n);
     free(p);
 }
 
 static void vdiag(const char *kind, int line, int col, const char *fmt, va_list ap)
 {
+#ifdef MLBC_FUZZ
+    if (fuzz_quiet)
+        return;
+#endif
     fprintf(stderr, "mlbc: %s: ", kind);
     if (diag_file && *diag_file) {
         fprintf(stderr, "%s", diag_file);
@@ -101,12 +171,20 @@ static void vdiag(const char *kind, int line, int col, const char *fmt, va_list 
     fputc('\n', stderr);
 }
 
+/* A fuzz build's die: back to the target (which releases the memory), never exit. */
+#ifdef MLBC_FUZZ
+#define fuzz_exit() (fuzz_escape ? longjmp(*fuzz_escape, 1) : (void)0)
+#else
+#define fuzz_exit() ((void)0)
+#endif
+
 _Noreturn void die(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vdiag("error", 0, 0, fmt, ap);
     va_end(ap);
+    fuzz_exit();
     exit(1);
 }
 
@@ -116,6 +194,7 @@ _Noreturn void die_at(int line, int col, const char *fmt, ...)
     va_start(ap, fmt);
     vdiag("error", line, col, fmt, ap);
     va_end(ap);
+    fuzz_exit();
     exit(1);
 }
 
@@ -127,6 +206,7 @@ _Noreturn void die_usage(const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n(try 'mlbc -h')\n");
     va_end(ap);
+    fuzz_exit();
     exit(2);
 }
 

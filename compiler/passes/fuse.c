@@ -143,10 +143,8 @@ static int try_bucketize(Graph *g, Node *cmp)
         b->q.dt = DT_FLOAT;
     }
     b->upper = le || ge;
-    b->was = strf("ReduceSum(Cast(%s)) of '%s', '%s' and '%s'", op, cmp->name, cast->name,
-                  sum->name);
-    for (char *p = (char *)b->was; (p = strstr(p, "*/")); )
-        *p = '_';
+    b->was = comment_safe(strf("ReduceSum(Cast(%s)) of '%s', '%s' and '%s'", op, cmp->name,
+                               cast->name, sum->name));
     sum->def = find_internal_op("Bucketize");
     sum->op = "Bucketize";
     sum->in[0] = x;
