@@ -93,7 +93,7 @@ static void sum_pass(Buf *b, int ind, const Grp *g, int ng, int inner, int L, co
 {
     DType tx = p->x->dt;
     const char *C = dtype_ctype(p->calc);
-    buf_line(b, ind, "for (j = 0; j < %d; j++)", L);
+    buf_line(b, ind, "%s", loop_head("", "j", L, 1));
     buf_line(b, ind + 1, "acc[j] = 0;");
     for (int i = 0; i < ng; i++)
         if (g[i].red && i != inner) {
