@@ -449,7 +449,8 @@ static void bn_emit(Emit *e, Node *n)
             "DOC", strf("BatchNormalization (inference) of %s%s, epsilon %g", dtype_name(x->dt),
                         shape_str(x), eps),
             "TX", dtype_ctype(x->dt), "TS", dtype_ctype(ts), "TM", dtype_ctype(tm), "CT", CT,
-            "SFX", libm_sfx(c), "N", lit(N), "C", lit(C), "S", lit(S),
+            "SFX", libm_sfx(c), "N", lit(N), "FOR_N", loop_head("", "n", N, 1), "C", lit(C),
+            "S", lit(S),
             "SCALE", scale, "VAR", strf("(%s)%s", CT, load_elem(tm, "var[c]")),
             "EPS", float_lit(eps, c), "MEAN", strf("(%s)%s", CT, load_elem(tm, "mean[c]")),
             "BIAS", bias, "STORE", store_elem(x->dt, madd(c, strf("(%s - m)", loadx), "a", "b")), NULL);
