@@ -239,7 +239,8 @@ static void roialign_emit(Emit *e, Node *n)
         "GRID", sr > 0 ? strf("%lld x %lld", (long long)sr, (long long)sr)
                        : "adaptive: ceil(region size / bins)",
         "T", T, "IT", dtype_ctype(bi->dt), "R", lit(rois->dim[0]), "N", lit(x->dim[0]),
-        "C", lit(C), "FOR_C", loop_head("", "c", C, 1), "H", lit(H), "W", lit(W), "HW", lit(H * W), "CHW", lit(C * H * W),
+        "C", lit(C), "FOR_C", loop_head("", "c", C, 1), "H", lit(H), "W", lit(W), "HW", lit(H * W),
+        "CHW", lit(C * H * W),
         "PH", lit(PH), "PW", lit(PW), "PHW", PHW, "SCALE", float_lit(scale, t),
         "OFFSET", float_lit(hp ? 0.5 : 0.0, t), "CLAMP", clamp, "GH", gh, "GW", gw,
         "ACCUM", accum, "FINISH", finish, "MADD", t == DT_DOUBLE ? "mlbc_madd" : "mlbc_maddf",
