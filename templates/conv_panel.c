@@ -39,7 +39,7 @@ static void ${FN}(${PARAMS})
                             }
                         }
                     }
-                for (l = 0; l < ${LS}; l++)
+                ${FOR_LS}
                     y[l * ${OSP} + (od * ${OH} + oh) * ${OW} + ow] = ${STORE};
             }
 }

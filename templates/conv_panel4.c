@@ -43,7 +43,7 @@ static void ${FN}(${PARAMS})
                             }
                         }
                     }
-                for (l = 0; l < ${LS}; l++) {
+                ${FOR_LS} {
                     ${TY} *restrict yl = y + l * ${OSP} + (od * ${OH} + oh) * ${OW} + ow;
                     yl[0] = ${STORE0};
                     yl[1] = ${STORE1};

@@ -26,7 +26,7 @@ ${COUNT}        ${T} *yr = y + r * ${C} * ${PHW};
         for (ph = 0; ph < ${PH}; ph++)
             for (pw = 0; pw < ${PW}; pw++) {
                 ${T} *yo = yr + ph * ${PW} + pw;
-                for (c = 0; c < ${C}; c++)
+                ${FOR_C}
                     yo[c * ${PHW}] = 0;
                 for (iy = 0; iy < gh; iy++) {
                     const ${T} yy = ${MADD}((${T})ph, bh, y1) + ((${T})iy + (${T})0.5) * bh / (${T})gh;
@@ -66,7 +66,7 @@ ${COUNT}        ${T} *yr = y + r * ${C} * ${PHW};
                             p3 = yhi * ${W} + xlo;
                             p4 = yhi * ${W} + xhi;
                         }
-                        for (c = 0; c < ${C}; c++) {
+                        ${FOR_C} {
                             const ${T} *d = xb + c * ${HW};
 ${ACCUM}                        }
                     }

@@ -19,7 +19,7 @@ static int ${FN}(const ${T} *restrict x, ${PARAMS}, ${T} *restrict y)
         idx[r] = 0;
         seen[r] = 0;
     }
-    for (k = 0; k < ${K}; k++) {
+    ${FOR_K} {
         long long a = ${AXIS}, s = starts[k], e = ends[k], st = ${STEP}, d;
         if (a < 0)
             a += ${R};
@@ -46,14 +46,14 @@ static int ${FN}(const ${T} *restrict x, ${PARAMS}, ${T} *restrict y)
     for (r = 0; r < ${R}; r++)
         if (n[r] != odim[r])
             return 1;
-    for (i = 0; i < ${OUTER}; i++) {
+    ${FOR_I} {
         long long off = start[${R1}];
         for (r = 0; r < ${R1}; r++)
             off += (start[r] + idx[r] * step[r]) * xstride[r];
         if (step[${R1}] == 1) {
             memcpy(y + i * ${LAST}, x + off, ${LAST} * sizeof *y);
         } else {
-            for (k = 0; k < ${LAST}; k++)
+            ${FOR_LAST}
                 y[i * ${LAST} + k] = x[off + k * step[${R1}]];
         }
         for (r = ${R1} - 1; r >= 0 && ++idx[r] == odim[r]; r--)

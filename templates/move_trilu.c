@@ -9,8 +9,8 @@ static void ${FN}(const ${T} *restrict x, long long k, ${T} *restrict y)
         k = -${N};
     if (k > ${M})
         k = ${M};
-    for (b = 0; b < ${BATCH}; b++)
-        for (i = 0; i < ${N}; i++) {
+    ${FOR_B}
+        ${FOR_I} {
             const ${T} *xr = x + (b * ${N} + i) * ${M};
             ${T} *yr = y + (b * ${N} + i) * ${M};
             c = (long)(i + k${PLUS1});

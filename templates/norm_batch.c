@@ -5,7 +5,7 @@ static void ${FN}(const ${TX} *restrict x, const ${TS} *restrict scale, const ${
                   const ${TM} *restrict mean, const ${TM} *restrict var, ${TX} *restrict y)
 {
     long n, c, i;
-    for (n = 0; n < ${N}; n++)
+    ${FOR_N}
         for (c = 0; c < ${C}; c++) {
             const ${CT} a = ${SCALE} / sqrt${SFX}(${VAR} + ${EPS});
             const ${CT} m = ${MEAN}, b = ${BIAS};

@@ -4,7 +4,7 @@
 /* ${DOC} */
 static void ${FN}(const ${T} *restrict x, ${T} *restrict y)
 {
-    for (long c = 0; c < ${NC}; c++) {
+    ${FOR_C} {
         const ${T} *restrict xc = x + c * ${PLANE};
 ${BODY}    }
 }

@@ -12,15 +12,15 @@ static void ${FN}(const ${XT} *restrict x, const float *restrict x_scale,
 {
     const int32_t xz = (int32_t)x_zero_point[0];
     (void)bias;
-    for (long n = 0; n < ${N}; n++)
-        for (long m = 0; m < ${M}; m++) {
+    ${FOR_N}
+        ${FOR_M} {
             const long g = m / ${MG};
             const int32_t wz = (int32_t)w_zero_point[${WZ}];
             const float mul = x_scale[0] * w_scale[${WS}] / y_scale[0];
-            for (long oh = 0; oh < ${OH}; oh++)
-                for (long ow = 0; ow < ${OW}; ow++) {
+            ${FOR_OH}
+                ${FOR_OW} {
                     int32_t acc = ${BIAS};
-                    for (long c = 0; c < ${CG}; c++) {
+                    ${FOR_C} {
                         const ${XT} *xc = x + (n * ${C} + g * ${CG} + c) * ${H} * ${W};
                         const ${WT} *wc = w + (m * ${CG} + c) * ${KH} * ${KW};
                         for (long kh = 0; kh < ${KH}; kh++) {

@@ -4,8 +4,8 @@
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
-    for (long i = 0; i < ${OUTER}; i++)
-        for (long c = 0; c < ${D}; c++) {
+    ${FOR_I}
+        ${FOR_C} {
             const ${CT} s = ${S};
             const ${CT} z = ${ZP};
             const ${XT} *restrict xi = x + (i * ${D} + c) * ${INNER};

@@ -6,7 +6,7 @@ static int ${FN}(const ${TA} *restrict axes, const ${TX} *restrict x, ${TY} *res
 {
     unsigned long mask = 0;
     long i;
-    for (i = 0; i < ${NAXES}; i++) {
+    ${FOR_I} {
         const long a = axes[i] < 0 ? (long)axes[i] + ${RANK} : (long)axes[i];
         if (a < 0 || a >= ${RANK})
             return 1;

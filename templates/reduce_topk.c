@@ -6,7 +6,7 @@ static void ${FN}(const ${TX} *restrict x, ${TX} *restrict vy, int64_t *restrict
 {
     long a, b, i, n, p, q;
     ${FOR_A}
-        for (b = 0; b < ${B}; b++) {
+        ${FOR_B} {
             const ${TX} *restrict xr = x + a * ${KB} + b;
             ${TX} *restrict vr = vy + a * ${K1B} + b;
             int64_t *restrict ir = iy + a * ${K1B} + b;

@@ -48,7 +48,7 @@ static void ${FN}_cubic(double t, double *c)
 
 static void ${FN}(const ${T} *restrict x, const ${T} *restrict grid, ${T} *restrict y)
 {
-    for (long n = 0; n < ${N}; n++)
+    ${FOR_N}
         for (long p = 0; p < ${HW}; p++) {
             const double gx = (double)grid[(n * ${HW} + p) * 2];
             const double gy = (double)grid[(n * ${HW} + p) * 2 + 1];
@@ -62,7 +62,7 @@ static void ${FN}(const ${T} *restrict x, const ${T} *restrict grid, ${T} *restr
             /* Keep the coordinates where converting to long is defined. */
             ix = !(ix > -8) ? -8 : ix > ${W} + 8 ? ${W} + 8 : ix;
             iy = !(iy > -8) ? -8 : iy > ${H} + 8 ? ${H} + 8 : iy;
-            for (long c = 0; c < ${C}; c++) {
+            ${FOR_C} {
                 const ${T} *img = x + (n * ${C} + c) * ${H} * ${W};
                 double v;
                 if (${MODE} == 0) {

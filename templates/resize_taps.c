@@ -12,7 +12,7 @@ static void ${FN}(double scale, double den, double roi0, double roi1, long *rest
     (void)den;
     (void)roi0;
     (void)roi1;
-    for (o = 0; o < ${OUT}; o++) {
+    ${FOR_O} {
         const double x = ${COORD};
         double f = floor(x);
 ${BODY}    }

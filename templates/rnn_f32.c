@@ -17,12 +17,12 @@ static int ${FN}(${PARAMS})
 {
     float xw[${XW}], g[${BATCH}][${NR}], h[${BATCH}][${H}]${STATE};
     long base[${BATCH}] = {0}, s, b, j;
-${PROLOGUE}    for (b = 0; b < ${BATCH}; b++)
+${PROLOGUE}    ${FOR_B}
         for (j = 0; j < ${H}; j++) {
 ${INIT}        }
-    for (s = 0; s < ${SEQ}; s++) {
+    ${FOR_S} {
         if (s % ${TC} == 0)
-            for (b = 0; b < ${PROWS}; b++) {
+            ${FOR_PB} {
                 const long len = ${LEN};
                 const long lo = ${LO}, hi = ${HI};
                 base[b] = lo;

@@ -10,10 +10,10 @@ static int ${FN}(${PARAMS})
 {
     ${A} h[${BATCH}][${H}], hn[${H}], z[${H}], rh[${H}], xv[${I}], bias[3 * ${H}]${DECL};
     long s, b, i, j;
-${PROLOGUE}    for (b = 0; b < ${BATCH}; b++)
+${PROLOGUE}    ${FOR_B}
         for (j = 0; j < ${H}; j++)
             h[b][j] = ${H0};
-    for (s = 0; s < ${SEQ}; s++)
+    ${FOR_S}
         for (b = 0; b < ${BATCH}; b++) {
             const long len = ${LEN};
             const long t = ${TIME};

@@ -9,12 +9,12 @@ static int ${FN}(${PARAMS})
 {
     ${A} h[${BATCH}][${H}], c[${BATCH}][${H}], hn[${H}], xv[${I}], bias[4 * ${H}];
     long s, b, i, j;
-${PROLOGUE}    for (b = 0; b < ${BATCH}; b++)
+${PROLOGUE}    ${FOR_B}
         for (j = 0; j < ${H}; j++) {
             h[b][j] = ${H0};
             c[b][j] = ${C0};
         }
-    for (s = 0; s < ${SEQ}; s++)
+    ${FOR_S}
         for (b = 0; b < ${BATCH}; b++) {
             const long len = ${LEN};
             const long t = ${TIME};

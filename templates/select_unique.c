@@ -9,8 +9,8 @@
 static int ${FN}_cmp(const ${T} *restrict x, long a, long b)
 {
     long o, i;
-    for (o = 0; o < ${O}; o++)
-        for (i = 0; i < ${I}; i++) {
+    ${FOR_O}
+        ${FOR_I} {
             const ${CT} p = ${LOADA}, q = ${LOADB};
             if (${PLTQ})
                 return -1;
@@ -64,7 +64,7 @@ ${ORDER}    for (g = 0; g < ${U}; g++) {
             idx[p] = first[g];
         if (cnt)
             cnt[p] = size[g];
-        for (o = 0; o < ${O}; o++)
+        ${FOR_O}
             memcpy(y + (o * ${U} + p) * ${I}, x + (o * ${M} + first[g]) * ${I},
                    ${I} * sizeof *y);
     }

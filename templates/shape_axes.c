@@ -9,7 +9,7 @@ static int ${FN}(const ${T} *restrict axes)
     static const long part[${RP1}] = {${PART}};
     unsigned long mask = 0;
     long i, j = 0;
-    for (i = 0; i < ${K}; i++) {
+    ${FOR_K} {
         long a = (long)axes[i];
         if (a < 0)
             a += ${R};

@@ -5,7 +5,7 @@
 static void ${FN}(const ${T} *restrict x, ${T} *restrict y)
 {
     double a[${MM}];
-    for (long b = 0; b < ${B}; b++) {
+    ${FOR_B} {
         double det = 1;
         for (long i = 0; i < ${MM}; i++)
             a[i] = ${LOAD};

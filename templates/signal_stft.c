@@ -16,7 +16,7 @@ ${FLCHECK}    for (long m = 0; m < ${L}; m++) {
         cs[m] = cos(two_pi * (double)m / ${L});
         sn[m] = sin(two_pi * (double)m / ${L});
     }
-    for (long b = 0; b < ${B}; b++)
+    ${FOR_B}
         for (long f = 0; f < ${F}; f++) {
             const ${T} *xf = x + b * ${XB} + f * step * ${C};
             ${T} *yf = y + (b * ${F} + f) * ${BINS} * 2;

@@ -12,8 +12,8 @@ ${DLCHECK}    for (m = 0; m < ${L}; m++) {
         cs[m] = cos(two_pi * (double)m / ${L});
         sn[m] = sin(two_pi * (double)m / ${L});
     }
-    for (o = 0; o < ${OUTER}; o++)
-        for (j = 0; j < ${INNER}; j++) {
+    ${FOR_O}
+        ${FOR_J} {
             const ${T} *xs = x + o * ${XO} + j * ${C};
             ${T} *ys = y + o * ${YO} + j * 2;
             for (n = 0; n < ${NS}; n++) {

@@ -7,7 +7,7 @@
 static void ${FN}(const ${IT} *restrict x, float *restrict y)
 {
     long r;
-    for (r = 0; r < ${ROWS}; r++) {
+    ${FOR_R} {
         const ${IT} *xr = x + r * ${LEN};
         float *yr = y + r * ${W};
         memset(yr, 0, ${W} * sizeof *yr);

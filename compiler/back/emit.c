@@ -302,14 +302,14 @@ const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv)
 
 const char *kernel(Emit *e, Node *n, const char *tmpl, ...)
 {
-    const char *kv[64];
+    const char *kv[128];
     int k = 0;
     va_list ap;
     va_start(ap, tmpl);
     while ((kv[k] = va_arg(ap, const char *)) != NULL) {
         kv[k + 1] = va_arg(ap, const char *);
         k += 2;
-        if (k >= 62)
+        if (k + 2 >= (int)(sizeof kv / sizeof *kv))
             die("internal: too many substitutions for template '%s'", tmpl);
     }
     va_end(ap);

@@ -435,6 +435,7 @@ static const char *emit_conv_panel(Emit *e, const ConvK *c, int64_t lanes, int64
     KV("L", lit(lanes));
     KV("FOR_L", loop_head("", "l", lanes, 1));
     KV("LS", lit(ls));
+    KV("FOR_LS", loop_head("", "l", ls, 1));
     KV("CG", lit(g->CG));
     KV("FOR_C", loop_head("", "c", g->CG, 1));
     KV("OSP", lit(prod3(out3)));

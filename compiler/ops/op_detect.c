@@ -222,8 +222,8 @@ static void roialign_emit(Emit *e, Node *n)
         for (int k = 1; k <= 4; k++)
             acc = fused(t, strf("w%d", k), strf("d[p%d]", k), acc);
         accum = strf("                            %s = %s;\n", yo, acc);
-        finish = strf("                for (c = 0; c < %s; c++)\n"
-                      "                    yo[c * %s] /= count;\n", lit(C), PHW);
+        finish = strf("                %s\n"
+                      "                    yo[c * %s] /= count;\n", loop_head("", "c", C, 1), PHW);
     }
     const char *clamp = hp ? "" : strf("        if (rw < 1)\n            rw = 1;\n"
                                        "        if (rh < 1)\n            rh = 1;\n");
@@ -239,7 +239,8 @@ static void roialign_emit(Emit *e, Node *n)
         "GRID", sr > 0 ? strf("%lld x %lld", (long long)sr, (long long)sr)
                        : "adaptive: ceil(region size / bins)",
         "T", T, "IT", dtype_ctype(bi->dt), "R", lit(rois->dim[0]), "N", lit(x->dim[0]),
-        "C", lit(C), "H", lit(H), "W", lit(W), "HW", lit(H * W), "CHW", lit(C * H * W),
+        "C", lit(C), "FOR_C", loop_head("", "c", C, 1), "H", lit(H), "W", lit(W), "HW", lit(H * W),
+        "CHW", lit(C * H * W),
         "PH", lit(PH), "PW", lit(PW), "PHW", PHW, "SCALE", float_lit(scale, t),
         "OFFSET", float_lit(hp ? 0.5 : 0.0, t), "CLAMP", clamp, "GH", gh, "GW", gw,
         "ACCUM", accum, "FINISH", finish, "MADD", t == DT_DOUBLE ? "mlbc_madd" : "mlbc_maddf",

@@ -1025,8 +1025,7 @@ static void pad_emit_map(Emit *e, Node *n, PadGen *g)
         const char *o = shifted ? strf("o%d - %s", d, g->B[d]) : strf("o%d", d);
         const char *s = moved ? strf("${FN}_src(%s, %s)", o, lit(xd)) : o;
         const char *term = g->xs[d] == 1 ? s : strf("%s * %s", s, lit(g->xs[d]));
-        buf_printf(&body, "%sfor (long o%d = 0; o%d < %s; o%d++) {\n", ind, d, d,
-                   lit(g->y->dim[d]), d);
+        buf_printf(&body, "%s%s {\n", ind, loop_head("long ", strf("o%d", d), g->y->dim[d], 1));
         ind = strf("%s    ", ind);
         buf_printf(&body, "%sconst long s%d = %s%s%s;\n", ind, d, prev ? prev : "",
                    prev ? " + " : "", term);

@@ -347,10 +347,12 @@ static void slice_emit(Emit *e, Node *n)
     const char *fn = kernel(e, n, "move_slice",
         "DOC", strf("Slice %s%s -> %s, parameters at run time", dtype_name(x->dt),
                     shape_str(x), shape_str(y)),
-        "T", ct(x), "PARAMS", params.p, "R", strf("%d", r), "K", lit(n->in[1]->dim[0]),
+        "T", ct(x), "PARAMS", params.p, "R", strf("%d", r),
+        "FOR_K", loop_head("", "k", n->in[1]->dim[0], 1),
         "DIMS", lit_list(r, x->dim), "ODIMS", lit_list(r, y->dim), "XSTRIDES", lit_list(r, xs),
         "AXIS", axes ? "axes[k]" : "k", "STEP", steps ? "steps[k]" : "1",
-        "R1", strf("%d", r - 1), "OUTER", lit(outer), "LAST", lit(y->dim[r - 1]), NULL);
+        "R1", strf("%d", r - 1), "FOR_I", loop_head("", "i", outer, 1),
+        "LAST", lit(y->dim[r - 1]), "FOR_LAST", loop_head("", "k", y->dim[r - 1], 1), NULL);
     check(e, strf("%s(%s) == 0", fn, args.p),
           "Slice parameters invalid or disagree with the declared shape");
 }
@@ -655,7 +657,9 @@ static void trilu_emit(Emit *e, Node *n)
         "DOC", strf("Trilu %s: %s%s", upper ? "upper" : "lower", dtype_name(x->dt),
                     shape_str(x)),
         "T", ct(x), "BATCH", lit(dims_prod(x->dim, 0, r - 2)), "N", lit(rows), "M", M,
-        "PLUS1", upper ? "" : " + 1", "ROW", row, NULL);
+        "PLUS1", upper ? "" : " + 1", "ROW", row,
+        "FOR_B", loop_head("", "b", dims_prod(x->dim, 0, r - 2), 1),
+        "FOR_I", loop_head("", "i", rows, 1), NULL);
     const char *karg = !k ? "0" : k->data ? lit(value_get_i(k, 0)) : strf("%s[0]", ref(e, k));
     stmt(e, "%s(%s, %s, %s);", fn, ref(e, x), karg, ref(e, y));
 }

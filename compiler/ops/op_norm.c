@@ -93,7 +93,7 @@ static void sum_pass(Buf *b, int ind, const Grp *g, int ng, int inner, int L, co
 {
     DType tx = p->x->dt;
     const char *C = dtype_ctype(p->calc);
-    buf_line(b, ind, "for (j = 0; j < %d; j++)", L);
+    buf_line(b, ind, "%s", loop_head("", "j", L, 1));
     buf_line(b, ind + 1, "acc[j] = 0;");
     for (int i = 0; i < ng; i++)
         if (g[i].red && i != inner) {
@@ -449,7 +449,8 @@ static void bn_emit(Emit *e, Node *n)
             "DOC", strf("BatchNormalization (inference) of %s%s, epsilon %g", dtype_name(x->dt),
                         shape_str(x), eps),
             "TX", dtype_ctype(x->dt), "TS", dtype_ctype(ts), "TM", dtype_ctype(tm), "CT", CT,
-            "SFX", libm_sfx(c), "N", lit(N), "C", lit(C), "S", lit(S),
+            "SFX", libm_sfx(c), "N", lit(N), "FOR_N", loop_head("", "n", N, 1), "C", lit(C),
+            "S", lit(S),
             "SCALE", scale, "VAR", strf("(%s)%s", CT, load_elem(tm, "var[c]")),
             "EPS", float_lit(eps, c), "MEAN", strf("(%s)%s", CT, load_elem(tm, "mean[c]")),
             "BIAS", bias, "STORE", store_elem(x->dt, madd(c, strf("(%s - m)", loadx), "a", "b")), NULL);

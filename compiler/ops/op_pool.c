@@ -440,7 +440,7 @@ static void pool_emit(Emit *e, Node *n)
     int r = g->r, l = k.l;
 
     Buf b = {0};
-    buf_line(&b, 1, "for (long c = 0; c < %s; c++) {", lit(x->dim[0] * x->dim[1]));
+    buf_line(&b, 1, "%s {", loop_head("long ", "c", x->dim[0] * x->dim[1], 1));
     buf_line(&b, 2, "const %s *restrict xc = x + c * %s;", k.T, lit(k.xplane));
     buf_line(&b, 2, "%s *restrict yc = y + c * %s;", k.T, lit(k.yplane));
     int d = 2;
@@ -543,7 +543,7 @@ static void global_emit(Emit *e, Node *n)
         buf_line(&b, 4, "s[k] += %s;", term);
         buf_line(&b, 3, "}");
         if (plane % 8) {
-            buf_line(&b, 2, "for (long k = 0; k < %s; k++) {", lit(plane % 8));
+            buf_line(&b, 2, "%s {", loop_head("long ", "k", plane % 8, 1));
             buf_line(&b, 3, "const %s v = %s;", A, load_elem(t, strf("xc[%s + k]", lit(main))));
             buf_line(&b, 3, "s[k] += %s;", term);
             buf_line(&b, 2, "}");
@@ -558,7 +558,8 @@ static void global_emit(Emit *e, Node *n)
     const char *what = kind == P_LP ? strf("GlobalLpPool p=%g", p) : n->op;
     const char *fn = kernel(e, n, "pool_global",
         "DOC", strf("%s %s%s -> %s", what, dtype_name(t), shape_str(x), shape_str(y)),
-        "T", dtype_ctype(t), "NC", lit(nc), "PLANE", lit(plane), "BODY", b.p, NULL);
+        "T", dtype_ctype(t), "FOR_C", loop_head("long ", "c", nc, 1), "PLANE", lit(plane),
+        "BODY", b.p, NULL);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }
 

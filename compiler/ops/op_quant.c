@@ -122,7 +122,9 @@ static void qlinear_emit(Emit *e, Node *n)
                    dtype_name(y->dt), axis < 0 ? "per tensor" : strf("axis %d", axis));
     }
     const char *fn = kernel(e, n, "quant_linear", "DOC", doc, "PARAMS", params.p,
-        "OUTER", lit(outer), "D", lit(D), "INNER", lit(inner), "CT", CT, "S", S, "ZP", ZP,
+        "D", lit(D), "FOR_I", loop_head("long ", "i", outer, 1),
+        "FOR_C", loop_head("long ", "c", D, 1),
+        "INNER", lit(inner), "CT", CT, "S", S, "ZP", ZP,
         "XT", ct(x), "YT", ct(y), "LOAD", load_as(x->dt, cdt, "xi[k]"), "EXPR", expr, NULL);
     if (z)
         stmt(e, "%s(%s, %s, %s, %s);", fn, ref(e, x), ref(e, s), ref(e, z), ref(e, y));
@@ -432,7 +434,9 @@ static void qconv_emit(Emit *e, Node *n)
         "W", lit(q.w), "KH", lit(q.kh), "KW", lit(q.kw), "OH", lit(q.oh), "OW", lit(q.ow),
         "SH", lit(q.sh), "SW", lit(q.sw), "DH", lit(q.dh), "DW", lit(q.dw), "PH", lit(q.ph),
         "PW", lit(q.pw), "WS", wi, "WZ", wi, "BIAS", b ? "bias[m]" : "0", "LO", lo, "HI", hi,
-        NULL);
+        "FOR_N", loop_head("long ", "n", q.n, 1), "FOR_M", loop_head("long ", "m", q.m, 1),
+        "FOR_OH", loop_head("long ", "oh", q.oh, 1), "FOR_OW", loop_head("long ", "ow", q.ow, 1),
+        "FOR_C", loop_head("long ", "c", q.c / q.group, 1), NULL);
     Buf call = {0};
     buf_printf(&call, "%s(", fn);
     for (int i = 0; i < 8; i++)

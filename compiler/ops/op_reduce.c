@@ -572,7 +572,8 @@ static void reduce_emit(Emit *e, Node *n)
         "DOC", strf("%s of %s%s -> %s over axes given at run time", n->op, dtype_name(x->dt),
                     shape_str(x), shape_str(y)),
         "TA", dtype_ctype(a->dt), "TX", dtype_ctype(x->dt), "TY", dtype_ctype(y->dt),
-        "NAXES", lit(numel(a)), "RANK", lit(x->rank), "CASES", cases.p, NULL);
+        "FOR_I", loop_head("", "i", numel(a), 1), "RANK", lit(x->rank), "CASES", cases.p,
+        NULL);
     check(e, strf("%s(%s, %s, %s) == 0", fn, ref(e, a), ref(e, x), ref(e, y)),
           strf("%s: axes disagree with the declared output shape", n->op));
 }
@@ -1097,7 +1098,7 @@ static void topk_emit(Emit *e, Node *n)
                     dtype_name(x->dt), shape_str(x)),
         "WHICH", largest ? "largest" : "smallest", "TX", dtype_ctype(x->dt),
         "C", value_ctype(x->dt), "A", lit(A), "FOR_A", loop_head("", "a", A, 1), "K", lit(K),
-        "B", lit(B), "KB", lit(K * B),
+        "B", lit(B), "FOR_B", loop_head("", "b", B, 1), "KB", lit(K * B),
         "K1", lit(k), "K1B", lit(k * B), "LOADV", load_elem(x->dt, strf("xr[i * %s]", lit(B))),
         "BETTER", strf("v %s %s", largest ? ">" : "<",
                        load_elem(x->dt, strf("vr[(p - 1) * %s]", lit(B)))), NULL);

@@ -401,7 +401,8 @@ static void axis_taps(Emit *e, Node *n, const RzGen *g, int a, Buf *decls, Buf *
     const char *tfn = kernel(e, n, "resize_taps",
         "DOC", strf("%s taps (%s, %s): %lld -> %lld", n->op, mode_name(&g->z), rz_how(&g->z),
                     (long long)in, (long long)out),
-        "PARAMS", tp.p ? tp.p : "", "OUT", lit(out), "COORD", coord_expr(&g->z, in),
+        "PARAMS", tp.p ? tp.p : "", "FOR_O", loop_head("", "o", out, 1),
+        "COORD", coord_expr(&g->z, in),
         "BODY", taps_body(&g->z, in, g->CT), NULL);
     buf_printf(decls, "    long i%d[%s];\n", a, lit(out * T));
     if (T > 1)
@@ -473,8 +474,8 @@ static const char *resize_loops(const RzGen *g)
     Buf loops = {0}, iy = {0}, base = {0};
     const char *ind = "    ";
     for (int a = 0; a < g->r; a++) {
-        buf_printf(&loops, "%sfor (long o%d = 0; o%d < %s; o%d++)\n", ind, a, a,
-                   lit(g->y->dim[a]), a);
+        buf_printf(&loops, "%s%s%s\n", ind, loop_head("long ", strf("o%d", a), g->y->dim[a], 1),
+                   a + 1 == g->r ? " {" : "");
         ind = strf("%s    ", ind);
         if (g->y->dim[a] > 1)
             buf_printf(&iy, "%so%d * %s", iy.len ? " + " : "", a, lit(g->ys[a]));
@@ -482,7 +483,8 @@ static const char *resize_loops(const RzGen *g)
             buf_printf(&base, "%so%d * %s", base.len ? " + " : "", a, lit(g->xs[a]));
     }
     const char *ind0 = strf("%.*s", (int)strlen(ind) - 4, ind), *IY = iy.len ? iy.p : "0";
-    buf_printf(&loops, "%s{\n", ind0);
+    if (!g->r)
+        buf_printf(&loops, "%s{\n", ind0);
     if (g->tf && g->nact) {
         /* Points tf_crop_and_resize extrapolates on any axis take extrapolation_value. */
         Buf c = {0};
@@ -595,6 +597,8 @@ static void grid_emit(Emit *e, Node *n)
                     dtype_name(x->dt), shape_str(x), shape_str(g)),
         "T", dtype_ctype(x->dt), "MODE", strf("%d", mode), "PAD", strf("%d", pad),
         "ALIGN", strf("%d", align), "N", lit(x->dim[0]), "C", lit(x->dim[1]),
+        "FOR_N", loop_head("long ", "n", x->dim[0], 1),
+        "FOR_C", loop_head("long ", "c", x->dim[1], 1),
         "H", lit(x->dim[2]), "W", lit(x->dim[3]), "HW", lit(g->dim[1] * g->dim[2]), NULL);
     stmt(e, "%s(%s, %s, %s);", fn, ref(e, x), ref(e, g), ref(e, y));
 }

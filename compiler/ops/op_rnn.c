@@ -438,7 +438,7 @@ static void rnn_inputs(Emit *e, RnnGen *g)
         buf_printf(&g->call, ", %s", ref(e, g->lens));
         g->len = "(long)lens[b]";
         if (g->runtime_lens) {
-            buf_printf(&g->pro, "    for (b = 0; b < %s; b++)\n", lit(g->ri.batch));
+            buf_printf(&g->pro, "    %s\n", loop_head("", "b", g->ri.batch, 1));
             buf_printf(&g->pro, "%sif (lens[b] < 0 || lens[b] > %s)\n%s    return 1;\n", i8,
                        lit(g->ri.seq), i8);
         }
@@ -474,7 +474,7 @@ static void rnn_outputs(Emit *e, RnnGen *g)
     }
     if (!g->yh && !g->yc)
         return;
-    buf_printf(&g->epi, "    for (b = 0; b < %s; b++)\n", lit(g->ri.batch));
+    buf_printf(&g->epi, "    %s\n", loop_head("", "b", g->ri.batch, 1));
     buf_printf(&g->epi, "%sfor (j = 0; j < %s; j++) {\n", i8, H);
     if (g->yh) {
         buf_printf(&g->params, ", %s *restrict yh", T);
@@ -785,6 +785,8 @@ static const char *emit_f32(Emit *e, Node *n, const RnnGen *g)
     return kernel(e, n, "rnn_f32", "DOC", doc.p, "PARAMS", g->params.p, "XW", lit(TC * B * N),
         "BATCH", lit(B), "PROWS", lit(fold ? 1 : B), "NR", lit(NR), "H", lit(H), "STATE", state,
         "PROLOGUE", g->pro.p ? g->pro.p : "", "INIT", init, "SEQ", lit(S), "TC", lit(TC),
+        "FOR_B", loop_head("", "b", B, 1), "FOR_PB", loop_head("", "b", fold ? 1 : B, 1),
+        "FOR_S", loop_head("", "s", S, 1),
         "LEN", g->len,
         "LO", g->reverse ? strf("len - s - %s > 0 ? len - s - %s : 0", lit(TC), lit(TC)) : "s",
         "HI", g->reverse ? "len - s" : strf("s + %s < len ? s + %s : len", lit(TC), lit(TC)),
@@ -855,7 +857,8 @@ static const char *emit_cell(Emit *e, Node *n, const RnnGen *g)
         buf_puts(&doc, "; sequence_lens");
     return kernel(e, n, G == 4 ? "rnn_lstm" : G == 3 ? "rnn_gru" : "rnn_rnn", "DOC", doc.p,
         "PARAMS", g->params.p, "T", g->T, "A", dtype_ctype(at), "BATCH", lit(B), "H", lit(H),
-        "I", lit(I), "SEQ", lit(S), "DOT", dot, "PROLOGUE", g->pro.p ? g->pro.p : "",
+        "I", lit(I), "SEQ", lit(S), "FOR_B", loop_head("", "b", B, 1),
+        "FOR_S", loop_head("", "s", S, 1), "DOT", dot, "PROLOGUE", g->pro.p ? g->pro.p : "",
         "EPILOGUE", g->epi.p ? g->epi.p : "", "H0", g->h0e, "C0", g->c0e, "LEN", g->len,
         "TIME", g->reverse ? "len - 1 - s" : "s", "XLOAD", load_elem(t, strf("x[%s + i]", xrow)),
         "YZERO", g->yzero.p ? g->yzero.p : "", "YSTORE", g->ystore.p ? g->ystore.p : "",

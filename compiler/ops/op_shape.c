@@ -224,7 +224,7 @@ static void axes_emit(Emit *e, Node *n)
         const char *fn = kernel(e, n, "shape_axes", "DOC", why, "T", dtype_ctype(a->dt),
             "R", strf("%d", full->rank), "RP1", strf("%d", part->rank ? part->rank : 1),
             "FULL", f.p ? f.p : "0", "PART", p.p ? p.p : "0",
-            "K", lit(ints_count(a)), NULL);
+            "FOR_K", loop_head("", "i", ints_count(a), 1), NULL);
         check(e, strf("%s(%s)", fn, ref(e, a)), why);
     }
     copy_emit(e, n);

@@ -138,7 +138,8 @@ static void det_emit(Emit *e, Node *n)
     }
     const char *fn = kernel(e, n, "signal_det",
         "DOC", strf("Det of %s %s", dtype_name(x->dt), shape_str(x)), "T", dtype_ctype(x->dt),
-        "MM", mm, "B", lit(numel(y)), "M", lit(m), "LOAD", l.p, "STORE", store, NULL);
+        "MM", mm, "FOR_B", loop_head("long ", "b", numel(y), 1), "M", lit(m), "LOAD", l.p,
+        "STORE", store, NULL);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }
 
@@ -234,7 +235,8 @@ static void stft_emit(Emit *e, Node *n)
         "VI", x->dim[2] == 2 ? (w ? "(double)xf[n * 2 + 1] * (double)window[n]"
                                   : "(double)xf[n * 2 + 1]")
                              : "0.0",
-        "L", lit(L), "TLEN", lit(x->dim[1]), "F", lit(y->dim[1]), "B", lit(x->dim[0]),
+        "L", lit(L), "TLEN", lit(x->dim[1]), "F", lit(y->dim[1]),
+        "FOR_B", loop_head("long ", "b", x->dim[0], 1),
         "XB", lit(x->dim[1] * x->dim[2]), "C", lit(x->dim[2]), "BINS", lit(y->dim[2]), NULL);
     const char *call = strf("%s(%s, %s%s%s, %s)", fn, ref(e, x), ref(e, st),
                             w ? strf(", %s", ref(e, w)) : "",

@@ -118,8 +118,10 @@ static void dft_emit(Emit *e, Node *n)
         "T", dtype_ctype(x->dt),
         "DLPARAM", rt ? strf(", const %s *restrict dft_length", dtype_ctype(dl->dt)) : "",
         "DLCHECK", rt ? strf("    if (dft_length[0] != %s)\n        return 0;\n", lit(L)) : "",
-        "L", lit(L), "NS", lit(NS), "NSA", lit(NS > 0 ? NS : 1), "OUTER", lit(outer),
-        "INNER", lit(inner), "C", lit(C), "XO", lit(S * inner * C), "YO", lit(bins * inner * 2),
+        "L", lit(L), "NS", lit(NS), "NSA", lit(NS > 0 ? NS : 1),
+        "FOR_O", loop_head("", "o", outer, 1),
+        "FOR_J", loop_head("", "j", inner, 1), "C", lit(C), "XO", lit(S * inner * C),
+        "YO", lit(bins * inner * 2),
         "YS", lit(inner * 2), "BINS", lit(bins),
         "LOADR", strf("(double)%s", load_elem(x->dt, xn)),
         "LOADI", xi ? strf("(double)%s", load_elem(x->dt, xi)) : "0.0",
@@ -432,7 +434,8 @@ static void tfidf_emit(Emit *e, Node *n)
         "DOC", strf("TfIdfVectorizer %s, %lld..%lld-grams, skips up to %lld: %s%s -> %s", mode,
                     (long long)mn, (long long)mx, (long long)skip, dtype_name(x->dt),
                     shape_str(x), shape_str(y)),
-        "MODE", mode, "FINALDOC", finaldoc, "IT", dtype_ctype(x->dt), "ROWS", lit(rows),
+        "MODE", mode, "FINALDOC", finaldoc, "IT", dtype_ctype(x->dt),
+        "FOR_R", loop_head("", "r", rows, 1),
         "LEN", lit(len), "W", lit(W), "SCANS", scans.p ? scans.p : "", "FINAL", final, NULL);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }
