@@ -304,7 +304,7 @@ static void write_c(FILE *f, const Output *out, const Options *o)
                    "and clang take any. */\n#pragma GCC diagnostic push\n"
                    "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n"
                    "static const union {\n    unsigned char bytes[%lld];\n"
-                   "    struct %s_weights w;\n} mlbc_weights = {\n",
+                   "    struct %s_weights w;\n} mlbc_weights MLBC_LINE_ALIGNED = {\n",
                 (long long)out->w.bytes, o->name);
         Sink s = sink_open(f, 1);
         stream_weights(&out->w, &s, o);
