@@ -145,6 +145,10 @@ train-demo: all
 # fuzz/regress/TARGET; new inputs go to build/fuzz/corpus-TARGET (not committed). The compiler's
 # objects are built by a sub-make with -DMLBC_FUZZ (util.c: die longjmps, memory per input).
 FUZZ_SECONDS ?= 60
+# A campaign also stops after FUZZ_RUNS inputs (-1: no limit); an input that runs longer
+# than FUZZ_TIMEOUT seconds is a finding (issue 11: none above 1 s).
+FUZZ_RUNS    ?= -1
+FUZZ_TIMEOUT ?= 1
 FUZZ_CC      ?= clang-19
 FUZZ_DIR      = $(BUILD)/fuzz
 FUZZ_CFLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
@@ -192,14 +196,14 @@ fuzz-seeds:
 # One campaign: libFuzzer stops at the first finding (saved in build/fuzz/crash-TARGET/).
 FUZZ_RUN = mkdir -p $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/crash-$1 && echo "== fuzz-$1, $(FUZZ_SECONDS) s" && \
     UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=allocator_may_return_null=1:$(FUZZ_ASAN_$1) \
-        $(FUZZ_DIR)/fuzz-$1 -max_total_time=$(FUZZ_SECONDS) \
-        -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$1/ \
+        $(FUZZ_DIR)/fuzz-$1 -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) \
+        -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$1/ \
         $(FUZZ_ARGS_$1) $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/seeds-$1 fuzz/regress/$1
 
 fuzz: fuzz-build fuzz-seeds
 	@$(foreach t,$(FUZZ_TARGETS),$(call FUZZ_RUN,$t) &&) true
 
-# One target's campaign: make fuzz-run-model FUZZ_SECONDS=300
+# One target's campaign: make fuzz-run-model FUZZ_SECONDS=300 [FUZZ_RUNS=10000000]
 fuzz-run-%: fuzz-build fuzz-seeds
 	@$(call FUZZ_RUN,$*)
 
