@@ -34,7 +34,7 @@ def first_line(s):
     return s.splitlines()[0][:300] if s else ""
 
 
-def compile_model(mlbc, model, workdir, extra=(), cc="cc", cflags=("-O1",), build=True):
+def compile_model(mlbc, model, workdir, extra=(), cc="cc", cflags=("-O1",), build=True, libs=()):
     """mlbc + cc: returns the path of a driver executable for the model (with build=False,
     only mlbc runs: build_driver() then builds workdir/model.c, e.g. once per compiler)."""
     os.makedirs(workdir, exist_ok=True)
@@ -44,16 +44,16 @@ def compile_model(mlbc, model, workdir, extra=(), cc="cc", cflags=("-O1",), buil
         raise Failure("mlbc CRASHED with signal %d: %s" % (-r.returncode, first_line(r.stderr)))
     if r.returncode:
         raise Failure(first_line(r.stderr) or "mlbc failed")
-    return build_driver(workdir, cc, cflags) if build else c
+    return build_driver(workdir, cc, cflags, libs=libs) if build else c
 
 
-def build_driver(workdir, cc="cc", cflags=("-O1",), exe="driver"):
+def build_driver(workdir, cc="cc", cflags=("-O1",), exe="driver", libs=()):
     """workdir/model.c + driver.c -> workdir/EXE, built by CC (a cross compiler too)."""
     exe = os.path.join(workdir, exe)
     # Generated code must be warning-free (SPEC 2): any warning fails the test.
     r = run([cc, "-std=c99", *cflags, "-Wall", "-Wextra", "-pedantic", "-I", workdir,
              "-include", "model.h", "-DMODEL_DESC=model_desc", os.path.join(HERE, "driver.c"),
-             os.path.join(workdir, "model.c"), "-o", exe, "-lm"])
+             os.path.join(workdir, "model.c"), "-o", exe, *libs, "-lm"])
     if r.returncode:
         raise Failure("%s: %s" % (os.path.basename(cc), first_line(r.stderr)))
     if "warning:" in r.stderr:

@@ -5,8 +5,9 @@ PKGS="make gcc protobuf-c-compiler libprotobuf-c-dev flex bison libopenblas-dev 
 python3-onnx python3-numpy clang-19 llvm-19-dev libclang-rt-19-dev gcc-12-plugin-dev
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 cmake pkg-config man-db groff-base python3-pip python3-setuptools python3-wheel"
-# make bench draws its plots with matplotlib: `install-deps.sh bench` adds it
-[ "$1" = bench ] && PKGS="$PKGS python3-matplotlib"
+# make bench draws its plots with matplotlib and runs libtorch as a peer: `install-deps.sh
+# bench` adds them
+[ "$1" = bench ] && PKGS="$PKGS python3-matplotlib libtorch-dev"
 missing=""
 for p in $PKGS; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

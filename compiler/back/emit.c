@@ -51,9 +51,11 @@ struct Emit {
     char *weight_done;  /* per value id: array already emitted */
     uint64_t fingerprint; /* of the code: what a weights file must match */
     int nchecks;
+    int blas_calls;     /* products given to CBLAS (--blas) */
 };
 
 int use_blas(Emit *e) { return e->opt->blas; }
+void count_blas_call(Emit *e) { e->blas_calls++; }
 
 /* An ONNX name made into part of a C identifier, shortened. */
 static const char *cname(const char *s)
@@ -449,10 +451,15 @@ static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const c
                "%s"
                " * Same bits everywhere: the results do not depend on the compiler, its flags\n"
                " * or the CPU (see %s.c)%s.\n"
+               "%s"
                " */\n", N, MLBC_VERSION, safe_comment(g->name), g->ninputs, g->noutputs,
                N, N, N, N, N, composite_doc(e, N), N,
-               e->opt->blas ? ", except for the products given to CBLAS (--blas), whose "
-                              "results depend on the BLAS library and the CPU it runs on" : "");
+               e->blas_calls ? ", except for the products given to CBLAS (--blas), whose "
+                               "results depend on the BLAS library and the CPU it runs on" : "",
+               e->opt->blas && !e->blas_calls
+                   ? " * --blas: no product here is one CBLAS takes (mlbc's kernels do them all),\n"
+                     " * so the code is the same as without it and needs no BLAS library.\n"
+                   : "");
     buf_printf(h, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n"
                "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", guard, guard);
     buf_puts(h, template_body("mlbc_model_desc"));
@@ -734,7 +741,7 @@ static void emit_c_head(Emit *e, const char *N, Output *out, const char *h_name)
                MLBC_VERSION, safe_comment(e->api->name));
     buf_printf(c, "#include <math.h>\n%s#include <string.h>\n\n#include \"%s\"\n\n",
                e->opt->weights_file ? "#include <stdio.h>\n" : "", h_name);
-    if (e->opt->blas)
+    if (e->blas_calls)
         buf_puts(c, "#include <cblas.h>\n\n");
     buf_puts(c, template_body("prologue"));
     buf_puts(c, template_body("lookup"));

@@ -353,6 +353,7 @@ static int blas_eligible(Emit *e, const Prod *p)
 static const char *emit_blas(Emit *e, const Prod *p)
 {
     Buf fill = {0};
+    count_blas_call(e);
     int has_c = p->C != NULL;           /* beta == 0 dropped C already */
     if (has_c)
         buf_printf(&fill, "    long m, n;\n    for (m = 0; m < %s; m++)\n"
