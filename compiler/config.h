@@ -7,7 +7,13 @@
 #define MLBC_MAX_RANK 8                       /* highest tensor rank accepted */
 #define MLBC_MAX_TENSOR_BYTES (1LL << 31)     /* one tensor: refuse larger (2 GiB) */
 #define MLBC_MAX_TOTAL_BYTES (1LL << 32)      /* all buffers of a context together */
-#define MLBC_MAX_INPUT_BYTES (1LL << 31)      /* model file size */
+#define MLBC_MAX_INPUT_BYTES (1LL << 27)      /* model file size (128 MiB): what is read and
+                                                 unpacked stays well below 512 MB */
+#define MLBC_MAX_NODES 50000                  /* nodes of a model, subgraphs included (a model
+                                                 at the limit takes ~300 MB and ~3 s) */
+#define MLBC_MAX_NESTING 100                  /* protobuf messages within messages */
+#define MLBC_MAX_PROTO_PARTS 1000000          /* messages and strings of a binary model: each
+                                                 is an allocation of up to ~250 bytes */
 #define MLBC_ALIGN 64                         /* scratch buffers start on this boundary */
 #define MLBC_BLAS_MIN_FLOPS 4096              /* --blas: products at least this big use BLAS */
 #define MLBC_COMMENT_WIDTH 100                /* generated comments wrap at this column */

@@ -151,8 +151,12 @@ static Onnx__ModelProto *load(const Args *a, const char *path)
 {
     char *data;
     size_t len;
-    if (read_file(path, &data, &len))
+    if (read_file(path, &data, &len)) {
+        if (errno == EFBIG)
+            die("the model is larger than %lld bytes (MLBC_MAX_INPUT_BYTES)",
+                (long long)MLBC_MAX_INPUT_BYTES);
         die("cannot read the model: %s", strerror(errno));
+    }
     int text = a->format ? !strcmp(a->format, "text") : !looks_binary(data, len);
     if (text)
         return parse_text(data, len);

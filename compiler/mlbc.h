@@ -166,6 +166,9 @@ typedef struct Model {
 /* ---- front ends --------------------------------------------------------------------- */
 
 Onnx__ModelProto *load_binary(const char *data, size_t len);
+/* wire.c: dies if the bytes, once unpacked, would pass MLBC_MAX_NODES, MLBC_MAX_NESTING or
+ * MLBC_MAX_PROTO_PARTS; leaves malformed bytes to protobuf-c */
+void check_wire(const char *data, size_t len);
 /* load_binary reads absent names as ""; before writing the model out, make them absent. */
 void names_absent_again(Onnx__ModelProto *m);
 Onnx__ModelProto *parse_text(const char *src, size_t len);   /* text_parse.y */

@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 
+import absurd
 import mlbctest
 
 HERE = mlbctest.HERE
@@ -127,6 +128,18 @@ def sanitize_node_models(mlbc, work, every):
            "; ".join(bad[:3]) or "node-suite data not generated yet")
 
 
+def absurd_sizes(mlbc, work):
+    """tests/absurd.py: a clear error within 2 s and 512 MB of RSS, no crash."""
+    for name, model, feed, expect in absurd.cases(work):
+        code, err, secs, rss = absurd.run_bounded([mlbc, model, "-o", os.path.join(work, "o.c")],
+                                                  feed)
+        why = "exit status %d, %.2f s, %d MB RSS: %s" % (code, secs, rss // 1024, err.strip()[-300:])
+        result(code == 1 and err.startswith("mlbc: error: ") and expect in err and
+               secs < absurd.MAX_SECONDS and rss < absurd.MAX_RSS_KB,
+               "absurd size: %s (%.2f s, %d MB)" % (name, secs, rss // 1024), why)
+    os.remove(os.path.join(work, "sparse-2GB.onnx"))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -141,6 +154,7 @@ def main():
     result(r.returncode == 0, "ASan+UBSan build of mlbc", r.stderr[-500:])
     work = os.path.abspath(os.path.join(args.build, "errors-work"))
     os.makedirs(work, exist_ok=True)
+    absurd_sizes(mlbc, work)
     for path, expect in corpus():
         check_bad(mlbc, path, expect, work, os.environ, "plain")
         if r.returncode == 0:

@@ -85,6 +85,7 @@ void names_absent_again(Onnx__ModelProto *m)
 
 Onnx__ModelProto *load_binary(const char *data, size_t len)
 {
+    check_wire(data, len);
     Onnx__ModelProto *m = onnx__model_proto__unpack(MLBC_PROTO_ALLOC, len, (const uint8_t *)data);
     if (!m)
         die("not a valid ONNX model: malformed or truncated protobuf");

@@ -92,6 +92,7 @@ static Onnx__TypeProto *sparse_type(Onnx__TypeProto *tensor);
 static Onnx__TypeProto *opaque_type(const char *domain, const char *name);
 static Onnx__GraphProto *make_graph(Decls *in, Vec *out, Decls *vis, Vec *nodes);
 static Onnx__NodeProto *make_node(char *label, Vec *outs, Vec *op, Vec *attrs, Vec *ins);
+static void count_node(int line, int col);
 static Onnx__AttributeProto *make_attr(char *name, char *type, Pos tpos, AVal *v);
 static AVal *aval(int kind, Pos pos);
 static AVal *aval_ident(char *id, Pos p);
@@ -284,7 +285,7 @@ nodes:
     ;
 node_seq:
     %empty                              { $$ = vec_new(); }
-  | node_seq node                       { $$ = vec_push($1, $2); }
+  | node_seq node                       { $$ = vec_push($1, $2); count_node(@2.first_line, @2.first_column); }
     ;
 node:
     label ids '=' op attrs '(' ids ')'  { $$ = make_node($1, $2, $4, $5, $7); }
@@ -1025,6 +1026,15 @@ static Vec *ids_finish(Vec *v)
     return v;
 }
 
+/* The nodes of this parse, subgraphs and functions included, are at most MLBC_MAX_NODES. */
+static long nodes_parsed;
+
+static void count_node(int line, int col)
+{
+    if (++nodes_parsed > MLBC_MAX_NODES)
+        die_at(line, col, "the model has more than %d nodes (MLBC_MAX_NODES)", MLBC_MAX_NODES);
+}
+
 /* The op "a.b.Op" is op_type "Op" in domain "a.b"; onnx 1.12 sets domain "" when none. */
 static Onnx__NodeProto *make_node(char *label, Vec *outs, Vec *op, Vec *attrs, Vec *ins)
 {
@@ -1225,6 +1235,7 @@ static Onnx__AttributeProto *make_attr(char *name, char *type, Pos tpos, AVal *v
 Onnx__ModelProto *parse_text(const char *src, size_t len)
 {
     text_lex_begin(src, len);
+    nodes_parsed = 0;
     yyparse();
     return result;
 }

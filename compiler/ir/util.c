@@ -233,6 +233,15 @@ int read_file(const char *path, char **data, size_t *len)
     Buf b = {0};
     char chunk[65536];
     size_t n;
+    /* a file too large is refused before it is read (a pipe, as the limit is passed) */
+    if (f != stdin && fseek(f, 0, SEEK_END) == 0) {
+        long size = ftell(f);
+        if (size > (long)MLBC_MAX_INPUT_BYTES || fseek(f, 0, SEEK_SET)) {
+            fclose(f);
+            errno = EFBIG;
+            return -1;
+        }
+    }
     while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) {
         buf_put(&b, chunk, n);
         if (b.len > (size_t)MLBC_MAX_INPUT_BYTES) {
