@@ -382,6 +382,9 @@ const char *workspace_ref(Emit *e, const Node *n);
  * one function. Returns the function name. */
 const char *kernel(Emit *e, Node *n, const char *tmpl, ...);
 const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv);
+/* Template TMPL with substitutions as kernel() takes them, as text rather than a function: a
+ * part of a kernel that an emitter repeats or chooses, given to kernel() as a key's value. */
+const char *fragment(const char *tmpl, ...);
 /* Append a statement to the body of NAME_run, e.g. a kernel call. */
 void stmt(Emit *e, const char *fmt, ...);
 /* A run-time check: if COND (C expression) is false, run returns the given status. */

@@ -803,87 +803,108 @@ static const void *pipe_evaluate(mlbc_runner *r)
 
 static const runner_ops pipe_ops = {pipe_evaluate, pipe_set_context, pipe_destroy};
 
-mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *features,
-                              int nfeatures, const mlbc_tensor_spec *advice,
-                              const mlbc_pipe_options *opt, char *err, size_t errlen)
+static int check_pipe_options(const char *channel_base, int framing, char *err, size_t errlen)
 {
-    mlbc_pipe_options o = {MLBC_FRAMING_LLVM, 0, NULL};
-    if (opt)
-        o = *opt;
     if (!channel_base || !*channel_base) {
         set_err(err, errlen, "pipe: no channel base given");
-        return NULL;
+        return -1;
     }
-    if (o.framing != MLBC_FRAMING_LLVM && o.framing != MLBC_FRAMING_BRIDGE_BITSTREAM &&
-        o.framing != MLBC_FRAMING_BRIDGE_JSON) {
-        set_err(err, errlen, "pipe: unknown framing %d", o.framing);
-        return NULL;
+    if (framing != MLBC_FRAMING_LLVM && framing != MLBC_FRAMING_BRIDGE_BITSTREAM &&
+        framing != MLBC_FRAMING_BRIDGE_JSON) {
+        set_err(err, errlen, "pipe: unknown framing %d", framing);
+        return -1;
     }
-    mlbc_runner *r = runner_new(&pipe_ops, features, nfeatures, advice, err, errlen);
-    if (!r)
-        return NULL;
-    /* The LLVM and bitstream headers name element types as LLVM's TensorSpec does. */
-    for (int i = -1; i < nfeatures && o.framing != MLBC_FRAMING_BRIDGE_JSON; i++) {
+    return 0;
+}
+
+/* The LLVM and bitstream headers name element types as LLVM's TensorSpec does. */
+static int check_llvm_names(const mlbc_runner *r, int framing, char *err, size_t errlen)
+{
+    for (int i = -1; i < r->ninputs && framing != MLBC_FRAMING_BRIDGE_JSON; i++) {
         const mlbc_tensor_spec *s = i < 0 ? &r->advice : &r->specs[i];
         if (!mlbc_type_llvm_name(s->type)) {
             set_err(err, errlen, "pipe: %s '%s': element type %d has no LLVM TensorSpec "
                     "name (use float, double or a sized integer type)",
                     i < 0 ? "advice" : "feature", s->name, s->type);
-            mlbc_runner_free(r);
-            return NULL;
+            return -1;
         }
     }
+    return 0;
+}
+
+static int check_advice_bytes(const mlbc_runner *r, char *err, size_t errlen)
+{
     size_t abytes = mlbc_spec_bytes(&r->advice);
     if (abytes == 0 || abytes > MAX_ADVICE_BYTES) {
         set_err(err, errlen, "pipe: advice '%s' has %zu bytes (must be 1..%zu)",
                 r->advice.name, abytes, MAX_ADVICE_BYTES);
-        mlbc_runner_free(r);
-        return NULL;
+        return -1;
     }
-    pipe_impl *p = calloc(1, sizeof *p);
-    if (!p) {
-        mlbc_runner_free(r);
-        set_err(err, errlen, "pipe: out of memory");
-        return NULL;
-    }
-    r->impl = p;
-    p->in_fd = p->out_fd = -1;
-    p->framing = o.framing;
-    p->timeout_ms = o.timeout_ms > 0 ? o.timeout_ms : DEFAULT_TIMEOUT_MS;
-    p->advice_bytes = abytes;
-    p->advice_count = mlbc_spec_count(&r->advice);
-    p->reply_limit = p->framing == MLBC_FRAMING_BRIDGE_JSON
-                         ? JSON_REPLY_SLACK + (size_t)p->advice_count * 64
-                         : abytes;
+    return 0;
+}
+
+/* Bitstream framing: every observation repeats the header {"features":[SPEC,...]}\n. */
+static int save_bits_header(mlbc_runner *r, pipe_impl *p)
+{
+    jb_header(&p->out, r->specs, r->ninputs, NULL, NULL);
+    jb_raw(&p->out, "\n", 1);
+    if (p->out.failed || !(p->bits_header = malloc(p->out.len)))
+        return -1;
+    memcpy(p->bits_header, p->out.data, p->out.len);
+    p->bits_header_len = p->out.len;
+    return 0;
+}
+
+/* The pipe's buffers and names; -1 when out of memory. */
+static int alloc_pipe(mlbc_runner *r, pipe_impl *p, const char *channel_base)
+{
     p->base = dupstr(channel_base);
-    p->advice = calloc(1, abytes);
+    p->advice = calloc(1, p->advice_bytes);
     if (p->framing != MLBC_FRAMING_LLVM)
         p->rbuf = malloc(p->reply_limit);
     size_t plen = strlen(channel_base);
-    char *in_path = malloc(plen + 5);
     p->out_path = malloc(plen + 5);
-    int oom = !p->base || !p->advice || (p->framing != MLBC_FRAMING_LLVM && !p->rbuf) ||
-              !in_path || !p->out_path || runner_own_unbound(r);
-    if (!oom && p->framing == MLBC_FRAMING_BRIDGE_BITSTREAM) {
-        jb_header(&p->out, r->specs, r->ninputs, NULL, NULL);
-        jb_raw(&p->out, "\n", 1);
-        oom = p->out.failed || !(p->bits_header = malloc(p->out.len));
-        if (!oom) {
-            memcpy(p->bits_header, p->out.data, p->out.len);
-            p->bits_header_len = p->out.len;
-        }
+    if (!p->base || !p->advice || (p->framing != MLBC_FRAMING_LLVM && !p->rbuf) ||
+        !p->out_path || runner_own_unbound(r))
+        return -1;
+    snprintf(p->out_path, plen + 5, "%s.out", channel_base);
+    return p->framing == MLBC_FRAMING_BRIDGE_BITSTREAM ? save_bits_header(r, p) : 0;
+}
+
+/* Gives runner r its pipe (r->impl), not yet connected. */
+static int new_pipe(mlbc_runner *r, const char *channel_base, const mlbc_pipe_options *o,
+                    char *err, size_t errlen)
+{
+    pipe_impl *p = calloc(1, sizeof *p);
+    if (p) {
+        r->impl = p;
+        p->in_fd = p->out_fd = -1;
+        p->framing = o->framing;
+        p->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
+        p->advice_bytes = mlbc_spec_bytes(&r->advice);
+        p->advice_count = mlbc_spec_count(&r->advice);
+        p->reply_limit = p->framing == MLBC_FRAMING_BRIDGE_JSON
+                             ? JSON_REPLY_SLACK + (size_t)p->advice_count * 64
+                             : p->advice_bytes;
     }
-    if (oom) {
-        free(in_path);
-        mlbc_runner_free(r);
+    if (!p || alloc_pipe(r, p, channel_base)) {
         set_err(err, errlen, "pipe: out of memory");
-        return NULL;
+        return -1;
+    }
+    return 0;
+}
+
+/* As LLVM: BASE.in for reading first, then BASE.out for writing. Both O_NONBLOCK: a FIFO's
+ * read end opens at once, its write end fails with ENXIO until a reader exists. */
+static int connect_pipe(pipe_impl *p, const char *channel_base, char *err, size_t errlen)
+{
+    size_t plen = strlen(channel_base);
+    char *in_path = malloc(plen + 5);
+    if (!in_path) {
+        set_err(err, errlen, "pipe: out of memory");
+        return -1;
     }
     snprintf(in_path, plen + 5, "%s.in", channel_base);
-    snprintf(p->out_path, plen + 5, "%s.out", channel_base);
-
-    /* As LLVM: BASE.in for reading first, then BASE.out for writing. Both O_NONBLOCK: a
-     * FIFO's read end opens at once, its write end fails with ENXIO until a reader exists. */
     int64_t deadline = now_ms() + p->timeout_ms;
     p->in_fd = open_with_deadline(in_path, O_RDONLY, deadline, p->timeout_ms,
                                   "advice from the host", err, errlen);
@@ -891,29 +912,49 @@ mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *
         p->out_fd = open_with_deadline(p->out_path, O_WRONLY, deadline, p->timeout_ms,
                                        "observations to the host", err, errlen);
     free(in_path);
-    if (p->in_fd < 0 || p->out_fd < 0) {
-        mlbc_runner_free(r);
-        return NULL;
-    }
+    if (p->in_fd < 0 || p->out_fd < 0)
+        return -1;
     struct stat st;
     p->in_is_fifo = fstat(p->in_fd, &st) == 0 && S_ISFIFO(st.st_mode);
     if (fstat(p->out_fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(p->out_fd, 0) != 0) {
         set_err(err, errlen, "pipe: cannot truncate %s: %s", p->out_path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* LLVM framing: the header, then the first context record (LLVM's inliner sends ""). */
+static int send_llvm_start(mlbc_runner *r, pipe_impl *p, const char *context, char *err,
+                           size_t errlen)
+{
+    p->out.len = 0;
+    jb_header(&p->out, r->specs, r->ninputs, NULL, &r->advice);
+    jb_raw(&p->out, "\n", 1);
+    if (send_record(r, p, "the header") || pipe_set_context(r, context ? context : "")) {
+        set_err(err, errlen, "%s", mlbc_runner_error(r));
+        return -1;
+    }
+    return 0;
+}
+
+mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *features,
+                              int nfeatures, const mlbc_tensor_spec *advice,
+                              const mlbc_pipe_options *opt, char *err, size_t errlen)
+{
+    mlbc_pipe_options o = {MLBC_FRAMING_LLVM, 0, NULL};
+    if (opt)
+        o = *opt;
+    if (check_pipe_options(channel_base, o.framing, err, errlen))
+        return NULL;
+    mlbc_runner *r = runner_new(&pipe_ops, features, nfeatures, advice, err, errlen);
+    if (!r)
+        return NULL;
+    if (check_llvm_names(r, o.framing, err, errlen) || check_advice_bytes(r, err, errlen) ||
+        new_pipe(r, channel_base, &o, err, errlen) ||
+        connect_pipe(r->impl, channel_base, err, errlen) ||
+        (o.framing == MLBC_FRAMING_LLVM && send_llvm_start(r, r->impl, o.context, err, errlen))) {
         mlbc_runner_free(r);
         return NULL;
-    }
-
-    if (p->framing == MLBC_FRAMING_LLVM) {
-        /* The header, then the first context record (LLVM's inliner sends ""). */
-        p->out.len = 0;
-        jb_header(&p->out, r->specs, r->ninputs, NULL, &r->advice);
-        jb_raw(&p->out, "\n", 1);
-        if (send_record(r, p, "the header") ||
-            pipe_set_context(r, o.context ? o.context : "")) {
-            set_err(err, errlen, "%s", mlbc_runner_error(r));
-            mlbc_runner_free(r);
-            return NULL;
-        }
     }
     return r;
 }

@@ -412,122 +412,169 @@ static int open_log(server *s, const mlbc_tensor_spec *f, int n, const mlbc_tens
     return 0;
 }
 
+/* One session's state: the stream from the compiler, and the runner bound to its header. */
+typedef struct session {
+    long no;                        /* s->sessions + 1, for messages */
+    chan_cookie ck;
+    mlbc_log_reader *rd;
+    int n;                          /* features */
+    mlbc_tensor_spec *feat;         /* the header's features */
+    mlbc_tensor_spec advice;
+    size_t advice_bytes;
+    mlbc_runner *r;
+    const void **tensors;           /* an observation's features and decision, for the log */
+    long nobs, nctx;
+} session;
+
+/* Reads the session's header: its features and advice. */
+static int read_header(server *s, session *ss, FILE *in)
+{
+    char err[512] = "";
+    ss->rd = mlbc_log_open(in, err, sizeof err);
+    if (!ss->rd) {
+        error("session %ld: bad header on %s: %s", ss->no, s->out_path,
+              ss->ck.wait != WAIT_READY ? wait_reason(s, ss->ck.wait) : err);
+        return -1;
+    }
+    int n = mlbc_log_num_features(ss->rd);
+    const mlbc_tensor_spec *adv = mlbc_log_advice(ss->rd);
+    if (!adv) {
+        error("session %ld: the header on %s has no \"advice\": not an interactive stream",
+              ss->no, s->out_path);
+        return -1;
+    }
+    if (n < 0 || n > MAX_FEATURES) {
+        error("session %ld: %d features", ss->no, n);
+        return -1;
+    }
+    ss->feat = calloc((size_t)n + 1, sizeof *ss->feat);
+    ss->tensors = calloc((size_t)n + 2, sizeof *ss->tensors);
+    if (!ss->feat || !ss->tensors) {
+        error("out of memory");
+        return -1;
+    }
+    for (int i = 0; i < n; i++) ss->feat[i] = *mlbc_log_feature(ss->rd, i);
+    ss->n = n;
+    ss->advice = *adv;
+    return 0;
+}
+
+/* Binds the header's features to the model's inputs; opens (or checks) the training log. */
+static int bind_model(server *s, session *ss)
+{
+    char err[512] = "";
+    /* Every model input must be a feature the compiler sends: names what is not. */
+    if (mlbc_model_check(s->desc, ss->feat, ss->n, &ss->advice, &s->ropt, err, sizeof err) < 0) {
+        error("%s does not fit what the compiler sends: %s; is the policy for another "
+              "advisor?", s->model_path, err);
+        return -1;
+    }
+    ss->r = mlbc_runner_release(s->desc, ss->feat, ss->n, &ss->advice, &s->ropt, err,
+                                sizeof err);
+    if (!ss->r) {
+        error("%s: %s", s->model_path, err);
+        return -1;
+    }
+    if (s->log_path && open_log(s, ss->feat, ss->n, &ss->advice) < 0) return -1;
+    ss->advice_bytes = mlbc_spec_bytes(&ss->advice);
+    return 0;
+}
+
+static int answer_context(server *s, session *ss, const mlbc_log_record *rec)
+{
+    ss->nctx++;
+    mlbc_runner_set_context(ss->r, rec->context);
+    if (s->logger && mlbc_logger_context(s->logger, rec->context) != 0) {
+        error("writing %s failed", s->log_path);
+        return -1;
+    }
+    return 0;
+}
+
+static int log_observation(server *s, session *ss, const mlbc_log_record *rec,
+                           const void *decision)
+{
+    for (int i = 0; i < ss->n; i++) ss->tensors[i] = rec->tensors[i];
+    ss->tensors[ss->n] = decision;
+    if (mlbc_logger_observation(s->logger, ss->tensors) != 0) {
+        error("writing %s failed", s->log_path);
+        return -1;
+    }
+    return 0;
+}
+
+/* Runs the model on the observation and sends its decision to the compiler. */
+static int answer_observation(server *s, session *ss, const mlbc_log_record *rec)
+{
+    for (int i = 0; i < ss->n; i++) {
+        void *buf = mlbc_runner_input(ss->r, i);
+        if (buf) memcpy(buf, rec->tensors[i], mlbc_spec_bytes(&ss->feat[i]));
+    }
+    const void *a = mlbc_runner_evaluate(ss->r);
+    if (!a) {
+        error("session %ld, context \"%s\", observation %lld: the model failed: %s",
+              ss->no, rec->context ? rec->context : "", (long long)rec->id,
+              mlbc_runner_error(ss->r));
+        return -1;
+    }
+    if (write_all(s->fd_in, a, ss->advice_bytes, s) < 0) {
+        error("session %ld, observation %lld: cannot send the advice: %s", ss->no,
+              (long long)rec->id, s->why);
+        return -1;
+    }
+    ss->nobs++;
+    return s->logger ? log_observation(s, ss, rec, a) : 0;
+}
+
+/* Answers every record up to the end of the stream (the compiler closed BASE.out). */
+static int answer_records(server *s, session *ss)
+{
+    mlbc_log_record rec;
+    int k;
+    while ((k = mlbc_log_next(ss->rd, &rec)) == 1) {
+        int rc = 0;
+        if (rec.kind == MLBC_RECORD_CONTEXT)
+            rc = answer_context(s, ss, &rec);
+        else if (rec.kind == MLBC_RECORD_OBSERVATION)
+            rc = answer_observation(s, ss, &rec);
+        /* Outcome records do not occur in interactive streams; nothing to answer. */
+        if (rc < 0) return -1;
+    }
+    if (k < 0) {
+        if (ss->ck.wait != WAIT_READY)
+            error("session %ld after %ld observation(s): %s", ss->no, ss->nobs,
+                  wait_reason(s, ss->ck.wait));
+        else
+            error("session %ld after %ld observation(s): bad stream on %s: %s", ss->no,
+                  ss->nobs, s->out_path, mlbc_log_error(ss->rd));
+        return -1;
+    }
+    return 0;
+}
+
 static int serve_session(server *s)
 {
-    long no = s->sessions + 1;
-    chan_cookie ck = { s, s->fd_out, WAIT_READY };
+    session ss = { .no = s->sessions + 1, .ck = { s, s->fd_out, WAIT_READY } };
     cookie_io_functions_t io = { chan_read, NULL, NULL, NULL };
-    FILE *in = fopencookie(&ck, "r", io);
+    FILE *in = fopencookie(&ss.ck, "r", io);
     if (!in) {
         error("fopencookie: %s", strerror(errno));
         return SESSION_FATAL;
     }
-    int rc = SESSION_FATAL;
-    mlbc_log_reader *rd = NULL;
-    mlbc_runner *r = NULL;
-    mlbc_tensor_spec *feat = NULL;
-    const void **tensors = NULL;
-    long nobs = 0, nctx = 0;
-    char err[512] = "";
-
-    rd = mlbc_log_open(in, err, sizeof err);
-    if (!rd) {
-        error("session %ld: bad header on %s: %s", no, s->out_path,
-              ck.wait != WAIT_READY ? wait_reason(s, ck.wait) : err);
-        goto out;
+    int ok = !read_header(s, &ss, in) && !bind_model(s, &ss) && !answer_records(s, &ss);
+    if (ok) {
+        s->sessions++;
+        s->observations += ss.nobs;
+        if (s->verbose)
+            note("session %ld: %ld observation(s), %ld context record(s)", ss.no, ss.nobs,
+                 ss.nctx);
     }
-    int n = mlbc_log_num_features(rd);
-    const mlbc_tensor_spec *adv = mlbc_log_advice(rd);
-    if (!adv) {
-        error("session %ld: the header on %s has no \"advice\": not an interactive stream",
-              no, s->out_path);
-        goto out;
-    }
-    if (n < 0 || n > MAX_FEATURES) {
-        error("session %ld: %d features", no, n);
-        goto out;
-    }
-    feat = calloc((size_t)n + 1, sizeof *feat);
-    tensors = calloc((size_t)n + 2, sizeof *tensors);
-    if (!feat || !tensors) {
-        error("out of memory");
-        goto out;
-    }
-    for (int i = 0; i < n; i++) feat[i] = *mlbc_log_feature(rd, i);
-    mlbc_tensor_spec advice = *adv;
-    /* Every model input must be a feature the compiler sends: names what is not. */
-    if (mlbc_model_check(s->desc, feat, n, &advice, &s->ropt, err, sizeof err) < 0) {
-        error("%s does not fit what the compiler sends: %s; is the policy for another "
-              "advisor?", s->model_path, err);
-        goto out;
-    }
-    r = mlbc_runner_release(s->desc, feat, n, &advice, &s->ropt, err, sizeof err);
-    if (!r) {
-        error("%s: %s", s->model_path, err);
-        goto out;
-    }
-    if (s->log_path && open_log(s, feat, n, &advice) < 0) goto out;
-    size_t advice_bytes = mlbc_spec_bytes(&advice);
-
-    mlbc_log_record rec;
-    int k;
-    while ((k = mlbc_log_next(rd, &rec)) == 1) {
-        if (rec.kind == MLBC_RECORD_CONTEXT) {
-            nctx++;
-            mlbc_runner_set_context(r, rec.context);
-            if (s->logger && mlbc_logger_context(s->logger, rec.context) != 0) {
-                error("writing %s failed", s->log_path);
-                goto out;
-            }
-        } else if (rec.kind == MLBC_RECORD_OBSERVATION) {
-            for (int i = 0; i < n; i++) {
-                void *buf = mlbc_runner_input(r, i);
-                if (buf) memcpy(buf, rec.tensors[i], mlbc_spec_bytes(&feat[i]));
-            }
-            const void *a = mlbc_runner_evaluate(r);
-            if (!a) {
-                error("session %ld, context \"%s\", observation %lld: the model failed: %s",
-                      no, rec.context ? rec.context : "", (long long)rec.id,
-                      mlbc_runner_error(r));
-                goto out;
-            }
-            if (write_all(s->fd_in, a, advice_bytes, s) < 0) {
-                error("session %ld, observation %lld: cannot send the advice: %s", no,
-                      (long long)rec.id, s->why);
-                goto out;
-            }
-            nobs++;
-            if (s->logger) {
-                for (int i = 0; i < n; i++) tensors[i] = rec.tensors[i];
-                tensors[n] = a;
-                if (mlbc_logger_observation(s->logger, tensors) != 0) {
-                    error("writing %s failed", s->log_path);
-                    goto out;
-                }
-            }
-        }
-        /* Outcome records do not occur in interactive streams; nothing to answer. */
-    }
-    if (k < 0) {
-        if (ck.wait != WAIT_READY)
-            error("session %ld after %ld observation(s): %s", no, nobs, wait_reason(s, ck.wait));
-        else
-            error("session %ld after %ld observation(s): bad stream on %s: %s", no, nobs,
-                  s->out_path, mlbc_log_error(rd));
-        goto out;
-    }
-    s->sessions++;
-    s->observations += nobs;
-    if (s->verbose)
-        note("session %ld: %ld observation(s), %ld context record(s)", no, nobs, nctx);
-    rc = SESSION_OK;
-out:
-    if (r) mlbc_runner_free(r);
-    if (rd) mlbc_log_close(rd);
+    if (ss.r) mlbc_runner_free(ss.r);
+    if (ss.rd) mlbc_log_close(ss.rd);
     fclose(in);
-    free(feat);
-    free(tensors);
-    return rc;
+    free(ss.feat);
+    free(ss.tensors);
+    return ok ? SESSION_OK : SESSION_FATAL;
 }
 
 /* ---- main ---------------------------------------------------------------------------------- */

@@ -302,20 +302,38 @@ const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv)
     return name;
 }
 
-const char *kernel(Emit *e, Node *n, const char *tmpl, ...)
+#define MAX_KV 128
+
+/* The NULL-terminated key, value pairs of AP into kv (MAX_KV entries). */
+static void gather_kv(const char *tmpl, va_list ap, const char **kv)
 {
-    const char *kv[128];
     int k = 0;
-    va_list ap;
-    va_start(ap, tmpl);
     while ((kv[k] = va_arg(ap, const char *)) != NULL) {
         kv[k + 1] = va_arg(ap, const char *);
         k += 2;
-        if (k + 2 >= (int)(sizeof kv / sizeof *kv))
+        if (k + 2 >= MAX_KV)
             die("internal: too many substitutions for template '%s'", tmpl);
     }
+}
+
+const char *kernel(Emit *e, Node *n, const char *tmpl, ...)
+{
+    const char *kv[MAX_KV];
+    va_list ap;
+    va_start(ap, tmpl);
+    gather_kv(tmpl, ap, kv);
     va_end(ap);
     return kernelv(e, n, tmpl, kv);
+}
+
+const char *fragment(const char *tmpl, ...)
+{
+    const char *kv[MAX_KV];
+    va_list ap;
+    va_start(ap, tmpl);
+    gather_kv(tmpl, ap, kv);
+    va_end(ap);
+    return substitute(tmpl, template_body(tmpl), kv);
 }
 
 const char *weight_array(Emit *e, Node *n, const char *key, WeightArray a)

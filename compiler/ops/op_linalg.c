@@ -743,6 +743,119 @@ static int ein_term(Node *n, const char *s, size_t len, int *vars, int *has_ell)
     return k;
 }
 
+/* The equation's input terms: the variables of each (-1 for its ellipsis). */
+typedef struct EinTerms {
+    int var[EIN_MAX_OPS][MLBC_MAX_RANK + 1], n[EIN_MAX_OPS], ell[EIN_MAX_OPS];
+    int ell_rank;                           /* the most dimensions an ellipsis stands for */
+} EinTerms;
+
+/* Parses the input terms (the LHS_LEN characters of EQ), each checked against its input. */
+static void ein_input_terms(Node *n, const char *eq, size_t lhs_len, int nops, EinTerms *T)
+{
+    const char *s = eq;
+    T->ell_rank = 0;
+    for (int i = 0; i < nops; i++) {
+        const char *end = memchr(s, ',', (size_t)(eq + lhs_len - s));
+        if (!end)
+            end = eq + lhs_len;
+        if ((i < nops - 1) != (end < eq + lhs_len))
+            node_die(n, "the equation has a different number of terms than the %d inputs",
+                     nops);
+        T->n[i] = ein_term(n, s, (size_t)(end - s), T->var[i], &T->ell[i]);
+        Value *v = n->in[i];
+        int letters = T->n[i] - T->ell[i];
+        if (T->ell[i] ? v->rank < letters : v->rank != letters)
+            node_die(n, "term %d of the equation does not match input '%s' %s", i, v->name,
+                     shape_str(v));
+        if (T->ell[i] && v->rank - letters > T->ell_rank)
+            T->ell_rank = v->rank - letters;
+        s = end + 1;
+    }
+}
+
+/* Binds input V's axes from R on to the ER dimensions of its ellipsis, right-aligned to
+ * ELL_RANK; returns the next axis. */
+static int ein_bind_ellipsis(Node *n, Ein *E, const Value *v, int *vars, int r, int er,
+                             int ell_rank)
+{
+    for (int d = 0; d < er; d++) {
+        int var = 52 + ell_rank - er + d;
+        int64_t sz = v->dim[r];
+        if (sz != 1 && E->size[var] != 1 && E->size[var] != sz)
+            node_die(n, "ellipsis dimensions cannot be broadcast");
+        if (sz != 1)
+            E->size[var] = sz;
+        vars[r++] = var;
+    }
+    return r;
+}
+
+/* The variables of input I's axes, and the size of each variable. */
+static void ein_bind_input(Node *n, Ein *E, const EinTerms *T, int i)
+{
+    Value *v = n->in[i];
+    int r = 0, er = v->rank - (T->n[i] - T->ell[i]);
+    for (int t = 0; t < T->n[i]; t++) {
+        int var = T->var[i][t];
+        if (var < 0) {
+            r = ein_bind_ellipsis(n, E, v, E->var[i], r, er, T->ell_rank);
+            continue;
+        }
+        int64_t d = v->dim[r];
+        if (E->size[var] >= 0 && E->size[var] != d)
+            node_die(n, "index '%c' has sizes %lld and %lld",
+                     var < 26 ? 'a' + var : 'A' + var - 26, (long long)E->size[var],
+                     (long long)d);
+        E->size[var] = d;
+        E->var[i][r++] = var;
+    }
+    E->rank[i] = r;
+}
+
+/* The output term as the equation gives it after "->" (ARROW). */
+static int ein_explicit_output(Node *n, Ein *E, const char *arrow, int ell_rank)
+{
+    int o = E->nops, r = 0;
+    int ov[MLBC_MAX_RANK + 1], has;
+    int k = ein_term(n, arrow + 2, strlen(arrow + 2), ov, &has);
+    for (int t = 0; t < k; t++) {
+        if (ov[t] < 0) {
+            for (int d = 0; d < ell_rank; d++)
+                E->var[o][r++] = 52 + d;
+            continue;
+        }
+        if (E->size[ov[t]] < 0)
+            node_die(n, "output index '%c' appears in no input", arrow[2 + t]);
+        for (int q = 0; q < r; q++)
+            if (E->var[o][q] == ov[t])
+                node_die(n, "output index repeated in the equation");
+        if (r >= MLBC_MAX_RANK)
+            node_die(n, "output rank too large");
+        E->var[o][r++] = ov[t];
+    }
+    return r;
+}
+
+/* Without "->": the ellipsis dimensions, then the letters used once in alphabetical order. */
+static int ein_implicit_output(Node *n, Ein *E, const EinTerms *T)
+{
+    int o = E->nops, r = 0;
+    int count[52] = {0};
+    for (int i = 0; i < E->nops; i++)
+        for (int t = 0; t < T->n[i]; t++)
+            if (T->var[i][t] >= 0)
+                count[T->var[i][t]]++;
+    for (int d = 0; d < T->ell_rank; d++)
+        E->var[o][r++] = 52 + d;
+    for (int v = 0; v < 52; v++)
+        if (count[v] == 1) {
+            if (r >= MLBC_MAX_RANK)
+                node_die(n, "output rank too large");
+            E->var[o][r++] = v;
+        }
+    return r;
+}
+
 static void ein_parse(Node *n, Ein *E)
 {
     const char *eq = attr_str(n, "equation", NULL);
@@ -753,98 +866,19 @@ static void ein_parse(Node *n, Ein *E)
     if (n->nin < 1 || n->nin > EIN_MAX_OPS)
         node_die(n, "takes 1 to %d inputs", EIN_MAX_OPS);
     const char *arrow = strstr(eq, "->");
-    size_t lhs_len = arrow ? (size_t)(arrow - eq) : strlen(eq);
-    int terms[EIN_MAX_OPS][MLBC_MAX_RANK + 1], nt[EIN_MAX_OPS], ell[EIN_MAX_OPS];
-    int ell_rank = 0;
-    const char *s = eq;
-    for (int i = 0; i < E->nops; i++) {
-        const char *end = memchr(s, ',', (size_t)(eq + lhs_len - s));
-        if (!end)
-            end = eq + lhs_len;
-        if ((i < E->nops - 1) != (end < eq + lhs_len))
-            node_die(n, "the equation has a different number of terms than the %d inputs",
-                     E->nops);
-        nt[i] = ein_term(n, s, (size_t)(end - s), terms[i], &ell[i]);
-        Value *v = n->in[i];
-        int letters = nt[i] - ell[i];
-        if (ell[i] ? v->rank < letters : v->rank != letters)
-            node_die(n, "term %d of the equation does not match input '%s' %s", i, v->name,
-                     shape_str(v));
-        if (ell[i] && v->rank - letters > ell_rank)
-            ell_rank = v->rank - letters;
-        s = end + 1;
-    }
+    EinTerms T;
+    ein_input_terms(n, eq, arrow ? (size_t)(arrow - eq) : strlen(eq), E->nops, &T);
     for (int v = 0; v < EIN_MAX_VARS; v++)
         E->size[v] = -1;
-    for (int d = 0; d < ell_rank; d++)
+    for (int d = 0; d < T.ell_rank; d++)
         E->size[52 + d] = 1;
-    /* Axes of the inputs, ellipsis expanded right-aligned to ell_rank. */
-    for (int i = 0; i < E->nops; i++) {
-        Value *v = n->in[i];
-        int r = 0, er = v->rank - (nt[i] - ell[i]);
-        for (int t = 0; t < nt[i]; t++) {
-            if (terms[i][t] >= 0) {
-                int var = terms[i][t];
-                int64_t d = v->dim[r];
-                if (E->size[var] >= 0 && E->size[var] != d)
-                    node_die(n, "index '%c' has sizes %lld and %lld",
-                             var < 26 ? 'a' + var : 'A' + var - 26, (long long)E->size[var],
-                             (long long)d);
-                E->size[var] = d;
-                E->var[i][r++] = var;
-                continue;
-            }
-            for (int d = 0; d < er; d++) {
-                int var = 52 + ell_rank - er + d;
-                int64_t sz = v->dim[r];
-                if (sz != 1 && E->size[var] != 1 && E->size[var] != sz)
-                    node_die(n, "ellipsis dimensions cannot be broadcast");
-                if (sz != 1)
-                    E->size[var] = sz;
-                E->var[i][r++] = var;
-            }
-        }
-        E->rank[i] = r;
-    }
-    E->nvars = 52 + ell_rank;
-    /* The output term: explicit, or the letters used once in alphabetical order after the
-     * ellipsis dimensions. */
-    int o = E->nops, r = 0;
-    if (arrow) {
-        int ov[MLBC_MAX_RANK + 1], has;
-        int k = ein_term(n, arrow + 2, strlen(arrow + 2), ov, &has);
-        for (int t = 0; t < k; t++) {
-            if (ov[t] < 0) {
-                for (int d = 0; d < ell_rank; d++)
-                    E->var[o][r++] = 52 + d;
-                continue;
-            }
-            if (E->size[ov[t]] < 0)
-                node_die(n, "output index '%c' appears in no input", arrow[2 + t]);
-            for (int q = 0; q < r; q++)
-                if (E->var[o][q] == ov[t])
-                    node_die(n, "output index repeated in the equation");
-            if (r >= MLBC_MAX_RANK)
-                node_die(n, "output rank too large");
-            E->var[o][r++] = ov[t];
-        }
-    } else {
-        int count[52] = {0};
-        for (int i = 0; i < E->nops; i++)
-            for (int t = 0; t < nt[i]; t++)
-                if (terms[i][t] >= 0)
-                    count[terms[i][t]]++;
-        for (int d = 0; d < ell_rank; d++)
-            E->var[o][r++] = 52 + d;
-        for (int v = 0; v < 52; v++)
-            if (count[v] == 1) {
-                if (r >= MLBC_MAX_RANK)
-                    node_die(n, "output rank too large");
-                E->var[o][r++] = v;
-            }
-    }
-    E->rank[o] = r;
-    for (int q = 0; q < r; q++)
+    for (int i = 0; i < E->nops; i++)
+        ein_bind_input(n, E, &T, i);
+    E->nvars = 52 + T.ell_rank;
+    int o = E->nops;
+    E->rank[o] = arrow ? ein_explicit_output(n, E, arrow, T.ell_rank)
+                       : ein_implicit_output(n, E, &T);
+    for (int q = 0; q < E->rank[o]; q++)
         E->in_out[E->var[o][q]] = 1;
 }
 

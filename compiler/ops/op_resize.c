@@ -39,74 +39,88 @@ static Value *nonempty(Node *n, int i)
     return v && numel(v) > 0 ? v : NULL;
 }
 
-static void rz_parse(Node *n, Rz *z)
+static int rz_mode(Node *n, int is_up)
 {
-    memset(z, 0, sizeof *z);
-    int is_up = !strcmp(n->op, "Upsample");
     const char *mode = attr_str(n, "mode", "nearest");
     if (!strcmp(mode, "nearest"))
-        z->mode = NEAREST;
-    else if (!strcmp(mode, "linear") || (is_up && !strcmp(mode, "bilinear")))
-        z->mode = LINEAR;
-    else if (!strcmp(mode, "cubic") && !is_up && n->opset >= 11)
-        z->mode = CUBIC;
-    else
-        node_die(n, "mode '%s' is not supported", mode);
-    z->taps = z->mode == NEAREST ? 1 : z->mode == LINEAR ? 2 : 4;
-    z->a = -0.75;
-    if (is_up || n->opset < 11) {
-        /* Upsample and Resize-10: asymmetric coordinates, nearest rounds down when
-         * upsampling and up when downsampling (as ONNX Runtime does). */
-        z->coord = "asymmetric";
-        z->nearest = "simple";
-        if (is_up && n->opset < 9) {
-            float s[MLBC_MAX_RANK];
-            int k = attr_floats(n, "scales", s, MLBC_MAX_RANK);
-            if (k < 0)
-                node_die(n, "attribute 'scales' is required");
-            if (k != n->in[0]->rank)
-                node_die(n, "'scales' has %d values for an input of rank %d", k, n->in[0]->rank);
-            z->const_scales = 1;
-            for (int i = 0; i < k; i++)
-                z->cs[i] = s[i];
-            return;
-        }
-        if (n->nin != 2 || !n->in[1])
-            node_die(n, "takes inputs X and scales");
-        z->scales = n->in[1];
-    } else {
-        z->coord = attr_str(n, "coordinate_transformation_mode", "half_pixel");
-        z->nearest = attr_str(n, "nearest_mode", "round_prefer_floor");
-        z->a = attr_float(n, "cubic_coeff_a", -0.75);
-        z->exclude = (int)attr_int(n, "exclude_outside", 0);
-        z->extrap = attr_float(n, "extrapolation_value", 0.0);
-        static const char *coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
-                                       "asymmetric", "tf_half_pixel_for_nn",
-                                       "tf_crop_and_resize", NULL};
-        int ok = 0;
-        for (int i = 0; coords[i]; i++)
-            ok |= !strcmp(z->coord, coords[i]);
-        if (!ok)
-            node_die(n, "coordinate_transformation_mode '%s' is not supported", z->coord);
-        static const char *nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil",
-                                    NULL};
-        ok = 0;
-        for (int i = 0; nms[i]; i++)
-            ok |= !strcmp(z->nearest, nms[i]);
-        if (!ok)
-            node_die(n, "nearest_mode '%s' is not supported", z->nearest);
-        if (n->nin < 2 || n->nin > 4)
-            node_die(n, "takes 2 to 4 inputs, got %d", n->nin);
-        z->roi = nonempty(n, 1);
-        z->scales = nonempty(n, 2);
-        z->sizes = nonempty(n, 3);
-        if (z->scales && z->sizes)
-            node_die(n, "only one of 'scales' and 'sizes' may be given");
-        if (!z->scales && !z->sizes)
-            node_die(n, "one of 'scales' and 'sizes' is required");
-        if (!strcmp(z->coord, "tf_crop_and_resize") && !z->roi)
-            node_die(n, "tf_crop_and_resize needs the roi input");
+        return NEAREST;
+    if (!strcmp(mode, "linear") || (is_up && !strcmp(mode, "bilinear")))
+        return LINEAR;
+    if (!strcmp(mode, "cubic") && !is_up && n->opset >= 11)
+        return CUBIC;
+    node_die(n, "mode '%s' is not supported", mode);
+}
+
+/* Upsample-7: the scales are an attribute. */
+static void rz_scales_attr(Node *n, Rz *z)
+{
+    float s[MLBC_MAX_RANK];
+    int k = attr_floats(n, "scales", s, MLBC_MAX_RANK);
+    if (k < 0)
+        node_die(n, "attribute 'scales' is required");
+    if (k != n->in[0]->rank)
+        node_die(n, "'scales' has %d values for an input of rank %d", k, n->in[0]->rank);
+    z->const_scales = 1;
+    for (int i = 0; i < k; i++)
+        z->cs[i] = s[i];
+}
+
+/* Upsample and Resize-10: asymmetric coordinates, nearest rounds down when upsampling and up
+ * when downsampling (as ONNX Runtime does). */
+static void rz_parse_10(Node *n, Rz *z, int is_up)
+{
+    z->coord = "asymmetric";
+    z->nearest = "simple";
+    if (is_up && n->opset < 9) {
+        rz_scales_attr(n, z);
+        return;
     }
+    if (n->nin != 2 || !n->in[1])
+        node_die(n, "takes inputs X and scales");
+    z->scales = n->in[1];
+}
+
+static int one_of(const char *s, const char *const *list)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(s, list[i]))
+            return 1;
+    return 0;
+}
+
+/* Resize-11 and later: the attributes, and the inputs roi, scales and sizes. */
+static void rz_parse_11(Node *n, Rz *z)
+{
+    static const char *const coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners",
+                                          "asymmetric", "tf_half_pixel_for_nn",
+                                          "tf_crop_and_resize", NULL};
+    static const char *const nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor",
+                                      "ceil", NULL};
+    z->coord = attr_str(n, "coordinate_transformation_mode", "half_pixel");
+    z->nearest = attr_str(n, "nearest_mode", "round_prefer_floor");
+    z->a = attr_float(n, "cubic_coeff_a", -0.75);
+    z->exclude = (int)attr_int(n, "exclude_outside", 0);
+    z->extrap = attr_float(n, "extrapolation_value", 0.0);
+    if (!one_of(z->coord, coords))
+        node_die(n, "coordinate_transformation_mode '%s' is not supported", z->coord);
+    if (!one_of(z->nearest, nms))
+        node_die(n, "nearest_mode '%s' is not supported", z->nearest);
+    if (n->nin < 2 || n->nin > 4)
+        node_die(n, "takes 2 to 4 inputs, got %d", n->nin);
+    z->roi = nonempty(n, 1);
+    z->scales = nonempty(n, 2);
+    z->sizes = nonempty(n, 3);
+    if (z->scales && z->sizes)
+        node_die(n, "only one of 'scales' and 'sizes' may be given");
+    if (!z->scales && !z->sizes)
+        node_die(n, "one of 'scales' and 'sizes' is required");
+    if (!strcmp(z->coord, "tf_crop_and_resize") && !z->roi)
+        node_die(n, "tf_crop_and_resize needs the roi input");
+}
+
+/* The types and sizes of the scales, sizes and roi inputs; constant scales kept in z->cs. */
+static void rz_check_inputs(Node *n, Rz *z)
+{
     int r = n->in[0]->rank;
     if (z->scales) {
         static const DType ft[] = {DT_FLOAT, DT_UNDEF};
@@ -134,6 +148,20 @@ static void rz_parse(Node *n, Rz *z)
             node_die(n, "roi '%s' has %lld values; rank %d needs %d", z->roi->name,
                      (long long)numel(z->roi), r, 2 * r);
     }
+}
+
+static void rz_parse(Node *n, Rz *z)
+{
+    memset(z, 0, sizeof *z);
+    int is_up = !strcmp(n->op, "Upsample");
+    z->mode = rz_mode(n, is_up);
+    z->taps = z->mode == NEAREST ? 1 : z->mode == LINEAR ? 2 : 4;
+    z->a = -0.75;
+    if (is_up || n->opset < 11)
+        rz_parse_10(n, z, is_up);
+    else
+        rz_parse_11(n, z);
+    rz_check_inputs(n, z);
 }
 
 static void resize_infer(Node *n)

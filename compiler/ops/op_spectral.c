@@ -323,20 +323,57 @@ static void tfidf_infer(Node *n)
         set_output(n, 0, DT_FLOAT, 2, d);
 }
 
-static void tfidf_emit(Emit *e, Node *n)
+/* Sorts the NG GL-grams of g, keeping the first entry of a repeated one (it alone counts, as
+ * in ONNX Runtime); returns how many are left. */
+static int64_t distinct_grams(Gram *g, int64_t ng, int64_t gl)
 {
-    Value *x = n->in[0], *y = n->out[0];
-    const char *mode = attr_str(n, "mode", "TF");
-    int64_t mn = attr_int(n, "min_gram_length", 1), mx = attr_int(n, "max_gram_length", 1);
-    int64_t skip = attr_int(n, "max_skip_count", 0);
+    qsort(g, (size_t)ng, sizeof *g, gram_cmp);
+    int64_t m = 0;
+    for (int64_t i = 0; i < ng; i++)
+        if (!m || memcmp(g[m - 1].item, g[i].item, sizeof(int64_t) * (size_t)gl))
+            g[m++] = g[i];
+    return m;
+}
+
+/* The initialisers of the scan's tables: the M grams' items (4 a line), their columns (12). */
+static void gram_tables(const Gram *g, int64_t m, Buf *items, Buf *cols)
+{
+    for (int64_t i = 0; i < m; i++) {
+        buf_printf(items, "%s%s{", i ? "," : "", i % 4 ? " " : "\n                ");
+        for (int64_t k = 0; k < g[i].len; k++)
+            buf_printf(items, "%s%s", k ? ", " : "", lit(g[i].item[k]));
+        buf_puts(items, "}");
+        buf_printf(cols, "%s%s%s", i ? "," : "", i % 12 ? " " : "\n                ",
+                   lit(g[i].col));
+    }
+}
+
+/* The scan of a row of LEN items for the NG GL-grams at POOL (output columns COL), with skip
+ * distances up to SKIP + 1. */
+static const char *tfidf_scan(const int64_t *pool, const int64_t *col, int64_t ng, int64_t gl,
+                              int64_t skip, int64_t len)
+{
+    Gram *g = xalloc(sizeof(Gram) * (size_t)ng);
+    for (int64_t i = 0; i < ng; i++)
+        g[i] = (Gram){pool + i * gl, col[i], i, gl};
+    int64_t m = distinct_grams(g, ng, gl);
+    Buf items = {0}, cols = {0};
+    gram_tables(g, m, &items, &cols);
+    return fragment("spectral_tfidf_scan", "GL", lit(gl), "M", lit(m), "GRAMS", items.p,
+                    "COLS", cols.p, "DMAX", lit(gl == 1 ? 1 : skip + 1), "LAST", lit(gl - 1),
+                    "LEN", lit(len), NULL);
+}
+
+/* The scans for the pool's n-grams of the lengths MN..MX that fit in a row of LEN items, once
+ * ngram_counts and ngram_indexes are checked against the pool. */
+static const char *tfidf_scans(Node *n, int64_t mn, int64_t mx, int64_t skip, int64_t len)
+{
     int64_t *pool = xalloc(sizeof(int64_t) * TFIDF_MAX_POOL);
     int64_t *idx = xalloc(sizeof(int64_t) * TFIDF_MAX_POOL);
     int64_t counts[64];
     int npool = attr_ints(n, "pool_int64s", pool, TFIDF_MAX_POOL);
     int nidx = attr_ints(n, "ngram_indexes", idx, TFIDF_MAX_POOL);
     int ncounts = attr_ints(n, "ngram_counts", counts, 64);
-    int64_t W = y->dim[y->rank - 1];
-    int64_t rows = x->rank == 2 ? x->dim[0] : 1, len = x->dim[x->rank - 1];
     Buf scans = {0};
     int64_t gid = 0;    /* n-gram number in the pool */
     for (int lv = 0; lv < ncounts; lv++) {
@@ -348,95 +385,58 @@ static void tfidf_emit(Emit *e, Node *n)
         int64_t ng = (end - start) / gl;
         if (gid + ng > nidx)
             node_die(n, "ngram_indexes has %d entries, fewer than the pool's n-grams", nidx);
-        if (gl < mn || gl > mx || ng == 0 || gl > len) {
-            gid += ng;
-            continue;
-        }
-        Gram *g = xalloc(sizeof(Gram) * (size_t)ng);
-        for (int64_t i = 0; i < ng; i++)
-            g[i] = (Gram){pool + start + i * gl, idx[gid + i], i, gl};
+        if (gl >= mn && gl <= mx && ng > 0 && gl <= len)
+            buf_puts(&scans, tfidf_scan(pool + start, idx + gid, ng, gl, skip, len));
         gid += ng;
-        qsort(g, (size_t)ng, sizeof *g, gram_cmp);
-        /* A repeated n-gram counts for its first entry, as in ONNX Runtime. */
-        int64_t m = 0;
-        for (int64_t i = 0; i < ng; i++)
-            if (!m || memcmp(g[m - 1].item, g[i].item, sizeof(int64_t) * (size_t)gl))
-                g[m++] = g[i];
-        Buf tab = {0}, cols = {0};
-        for (int64_t i = 0; i < m; i++) {
-            buf_printf(&tab, "%s%s{", i ? "," : "", i % 4 ? " " : "\n                ");
-            for (int64_t k = 0; k < gl; k++)
-                buf_printf(&tab, "%s%s", k ? ", " : "", lit(g[i].item[k]));
-            buf_puts(&tab, "}");
-            buf_printf(&cols, "%s%s%s", i ? "," : "", i % 12 ? " " : "\n                ",
-                       lit(g[i].col));
-        }
-        int64_t dmax = gl == 1 ? 1 : skip + 1;
-        buf_printf(&scans,
-            "        {   /* %lld-grams: %lld in the pool */\n"
-            "            static const int64_t gram[%lld][%lld] = {%s};\n"
-            "            static const long col[%lld] = {%s};\n"
-            "            long d, s;\n"
-            "            for (d = 1; d <= %s; d++)\n"
-            "                for (s = 0; s + %s * d < %s; s++) {\n"
-            "                    long lo = 0, hi = %s;\n"
-            "                    while (lo < hi) {\n"
-            "                        const long mid = lo + (hi - lo) / 2;\n"
-            "                        int c = 0;\n"
-            "                        long k;\n"
-            "                        for (k = 0; k < %s && !c; k++) {\n"
-            "                            const int64_t v = (int64_t)xr[s + k * d];\n"
-            "                            c = gram[mid][k] < v ? -1 : gram[mid][k] > v;\n"
-            "                        }\n"
-            "                        if (!c) {\n"
-            "                            yr[col[mid]] += 1;\n"
-            "                            break;\n"
-            "                        }\n"
-            "                        if (c < 0)\n"
-            "                            lo = mid + 1;\n"
-            "                        else\n"
-            "                            hi = mid;\n"
-            "                    }\n"
-            "                }\n"
-            "        }\n",
-            (long long)gl, (long long)m, (long long)m, (long long)gl, tab.p, (long long)m,
-            cols.p, lit(dmax), lit(gl - 1), lit(len), lit(m), lit(gl));
     }
+    return scans.p ? scans.p : "";
+}
+
+/* The W weights as float literals, 8 a line. */
+static const char *tfidf_weights(const float *wts, int64_t W)
+{
+    Buf wb = {0};
+    for (int64_t i = 0; i < W; i++) {
+        char s[40];
+        snprintf(s, sizeof s, "%.9g", (double)wts[i]);
+        buf_printf(&wb, "%s%s%s%sf", i ? "," : "", i % 8 ? " " : "\n            ", s,
+                   strpbrk(s, ".en") ? "" : ".0");
+    }
+    return wb.p;
+}
+
+/* What the mode does to a row's W counts once they are made. */
+static const char *tfidf_final(Node *n, const char *mode, int64_t W)
+{
     float *wts = xalloc(sizeof(float) * (size_t)(W + 1));
     int nw = attr_floats(n, "weights", wts, (int)W + 1);
     int tf = !strcmp(mode, "TF"), idf = !strcmp(mode, "IDF");
-    const char *final = "", *finaldoc = "the counts are the output (TF)";
     if (!tf && nw > 0 && nw < W)
         node_die(n, "weights has %d entries, fewer than the %lld output columns", nw,
                  (long long)W);
-    if (!tf && nw > 0) {
-        Buf wb = {0};
-        for (int64_t i = 0; i < W; i++) {
-            char s[40];
-            snprintf(s, sizeof s, "%.9g", (double)wts[i]);
-            buf_printf(&wb, "%s%s%s%sf", i ? "," : "", i % 8 ? " " : "\n            ", s,
-                       strpbrk(s, ".en") ? "" : ".0");
-        }
-        final = strf("        {\n            static const float weight[%s] = {%s};\n"
-                     "            long c;\n            for (c = 0; c < %s; c++)\n"
-                     "                yr[c] = %s;\n        }\n", lit(W), wb.p, lit(W),
-                     idf ? "yr[c] > 0 ? weight[c] : 0.0f" : "yr[c] * weight[c]");
-        finaldoc = idf ? "each column seen is set to its weight (IDF)"
-                       : "each count is scaled by its column's weight (TFIDF)";
-    } else if (idf) {
-        final = strf("        {\n            long c;\n            for (c = 0; c < %s; c++)\n"
-                     "                yr[c] = yr[c] > 0 ? 1.0f : 0.0f;\n        }\n", lit(W));
-        finaldoc = "each column seen is set to 1 (IDF without weights)";
-    } else if (!tf) {
-        finaldoc = "the counts are the output (TFIDF without weights)";
-    }
+    if (!tf && nw > 0)
+        return fragment("spectral_tfidf_weight", "W", lit(W), "WEIGHTS", tfidf_weights(wts, W),
+                        "VALUE", idf ? "yr[c] > 0 ? weight[c] : 0.0f" : "yr[c] * weight[c]",
+                        NULL);
+    return idf ? fragment("spectral_tfidf_seen", "W", lit(W), NULL) : "";
+}
+
+static void tfidf_emit(Emit *e, Node *n)
+{
+    Value *x = n->in[0], *y = n->out[0];
+    const char *mode = attr_str(n, "mode", "TF");
+    int64_t mn = attr_int(n, "min_gram_length", 1), mx = attr_int(n, "max_gram_length", 1);
+    int64_t skip = attr_int(n, "max_skip_count", 0);
+    int64_t W = y->dim[y->rank - 1];
+    int64_t rows = x->rank == 2 ? x->dim[0] : 1, len = x->dim[x->rank - 1];
+    const char *scans = tfidf_scans(n, mn, mx, skip, len);
+    const char *final = tfidf_final(n, mode, W);
     const char *fn = kernel(e, n, "spectral_tfidf",
         "DOC", strf("TfIdfVectorizer %s, %lld..%lld-grams, skips up to %lld: %s%s -> %s", mode,
                     (long long)mn, (long long)mx, (long long)skip, dtype_name(x->dt),
                     shape_str(x), shape_str(y)),
-        "MODE", mode, "FINALDOC", finaldoc, "IT", dtype_ctype(x->dt),
-        "FOR_R", loop_head("", "r", rows, 1),
-        "LEN", lit(len), "W", lit(W), "SCANS", scans.p ? scans.p : "", "FINAL", final, NULL);
+        "IT", dtype_ctype(x->dt), "FOR_R", loop_head("", "r", rows, 1),
+        "LEN", lit(len), "W", lit(W), "SCANS", scans, "FINAL", final, NULL);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }
 
