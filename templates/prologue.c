@@ -22,12 +22,4 @@
 #else
 #define MLBC_FENCE() ((void)0)
 #endif
-/* The embedded weights start a cache line, so that their arrays of 64 bytes or more do (see
- * the struct of weights): gcc aligns a large object so by itself, clang does not, and a vector
- * load split across two lines made clang's builds up to 1.8x slower. */
-#if defined(__GNUC__) || defined(__clang__)
-#define MLBC_LINE_ALIGNED __attribute__((aligned(64)))
-#else
-#define MLBC_LINE_ALIGNED
-#endif
 

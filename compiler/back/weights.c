@@ -300,7 +300,13 @@ static void write_c(FILE *f, const Output *out, const Options *o)
 {
     fwrite(out->c_head.p, 1, out->c_head.len, f);
     if (!o->weights_file && out->w.n) {
-        fprintf(f, "/* The C standard asks compilers to take string literals of 4095 bytes; gcc "
+        fprintf(f, "/* The weights start a cache line, so that their arrays of 64 bytes or more "
+                   "do: gcc aligns\n * a large object so by itself, clang does not (a vector "
+                   "load split across two lines\n * made clang's builds up to 1.8x slower). */\n"
+                   "#if defined(__GNUC__) || defined(__clang__)\n"
+                   "#define MLBC_LINE_ALIGNED __attribute__((aligned(64)))\n#else\n"
+                   "#define MLBC_LINE_ALIGNED\n#endif\n"
+                   "/* The C standard asks compilers to take string literals of 4095 bytes; gcc "
                    "and clang take any. */\n#pragma GCC diagnostic push\n"
                    "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n"
                    "static const union {\n    unsigned char bytes[%lld];\n"
