@@ -141,6 +141,33 @@ def check_bucketize(mlbc, work):
             check(False, "Bucketize fusion of ReduceSum(Cast(%s)) is exact" % op, e)
 
 
+def check_hostile_names(mlbc, work):
+    """Model, node and value names holding a comment's end, control bytes (0x01 is the one-trip
+    loop marker of compiler/back/loops.c), a newline, DEL and a backslash: comments quote them
+    without those bytes, the descriptors' C strings escape them; the C builds without a warning
+    and computes the right thing."""
+    bad = "a*/b\x01c\nd\x7f\\"
+    x = np.array([-2, -0.5, 0, 3], np.float32)
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x" + bad], ["t" + bad], name="n" + bad),
+         helper.make_node("Neg", ["t" + bad], ["y" + bad], name="m" + bad)], "g" + bad,
+        [helper.make_tensor_value_info("x" + bad, T.FLOAT, [4])],
+        [helper.make_tensor_value_info("y" + bad, T.FLOAT, [4])])
+    path = os.path.join(work, "names.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
+    d = os.path.join(work, "names")
+    try:
+        exe = mlbctest.compile_model(mlbc, path, d)
+        text = open(os.path.join(d, "model.c"), "rb").read() + open(os.path.join(d, "model.h"), "rb").read()
+        stray = sorted({c for c in text if c < 0x20 and c != 0x0A or c == 0x7F})
+        got = mlbctest.execute(exe, d, [x], [1], [(1, (4,))])[0]
+        mlbctest.compare("y", got, -np.maximum(x, 0))
+        check(not stray, "hostile names: comments made harmless, C strings escaped",
+              "control bytes %s in the C" % stray)
+    except mlbctest.Failure as e:
+        check(False, "hostile names: comments made harmless, C strings escaped", e)
+
+
 # Nodes whose second or later outputs nothing reads (bug: "internal: 'r19' has no buffer",
 # Caffe2-era Dropout masks): each compiles, and its used output is right.
 UNUSED_OUTPUTS = [  # (op, opset, attributes, outputs, used output's expected value of X)
@@ -781,6 +808,7 @@ def main():
     check(same, "--emit-onnx keeps an absent name absent (byte-identical)", r.stderr)
 
     check_bucketize(mlbc, work)
+    check_hostile_names(mlbc, work)
     check_unused_outputs(mlbc, work)
     check_exact_bits(mlbc, work)
     check_weights_file(mlbc, work)

@@ -400,10 +400,9 @@ static void node_comment(Emit *e, const Node *n)
     buf_puts(&b, " -> ");
     for (int i = 0; i < n->nout; i++)
         buf_printf(&b, "%s%s", i ? ", " : "", n->out[i] ? n->out[i]->name : "");
+    /* names could hold the end of a comment, or control bytes */
+    comment_safe(b.p + 2);
     buf_puts(&b, " */");
-    /* A name could contain the end of a comment. */
-    for (char *p = b.p + 2; (p = strstr(p, "*/")) && p[2]; )
-        *p = '_';
     stmt(e, "%s", wrap_comment(b.p, 4, "    "));
 }
 

@@ -249,7 +249,8 @@ static void roialign_emit(Emit *e, Node *n)
     const char *call = strf("%s(%s, %s, %s, %s)", fn, ref(e, x), ref(e, rois), ref(e, bi),
                             ref(e, y));
     if (bi->data)
-        stmt(e, "%s; /* cannot fail: '%s' is constant */", call, bi->name);
+        stmt(e, "%s; /* cannot fail: '%s' is constant */", call,
+             comment_safe(xstrdup(bi->name)));
     else
         check(e, strf("%s == 0", call), "RoiAlign: batch index out of range");
 }

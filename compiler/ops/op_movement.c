@@ -61,7 +61,8 @@ static void call_checked(Emit *e, const Value *data, const char *fn, const char 
                          const char *why)
 {
     if (data->data)
-        stmt(e, "%s(%s); /* cannot fail: '%s' is constant */", fn, args, data->name);
+        stmt(e, "%s(%s); /* cannot fail: '%s' is constant */", fn, args,
+             comment_safe(xstrdup(data->name)));
     else
         check(e, strf("%s(%s) == 0", fn, args), why);
 }
