@@ -76,6 +76,15 @@ deps:
 test: deps all
 	@$(PYTHON) tests/run_all.py --build $(BUILD)
 
+# What make test samples, in full (too slow for CI; about an hour on 2 cores): the generated
+# code of the whole node suite under ASan+UBSan, the sanitized mlbc over every node model and
+# a longer mutation fuzz, every example model under TSan with 8 threads x 10^5 runs.
+check-full: deps all
+	$(PYTHON) tests/test_node.py --build $(BUILD) --generate-only
+	$(PYTHON) tests/test_node.py --build $(BUILD) --sanitize
+	$(PYTHON) tests/test_errors.py --build $(BUILD) --every 1 --fuzz 20000
+	$(PYTHON) tests/test_threads.py --build $(BUILD) --all --runs 100000
+
 demo: deps all
 	@sh tools/demo.sh $(BUILD)
 
@@ -207,4 +216,4 @@ fuzz: fuzz-build fuzz-seeds
 fuzz-run-%: fuzz-build fuzz-seeds
 	@$(call FUZZ_RUN,$*)
 
-.PHONY: fuzz fuzz-build fuzz-objs fuzz-seeds
+.PHONY: check-full fuzz fuzz-build fuzz-objs fuzz-seeds

@@ -144,6 +144,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--fuzz", type=int, default=1200)
+    ap.add_argument("--every", type=int, default=4,
+                    help="the sanitized mlbc compiles every Nth node-suite model (1: all)")
     args = ap.parse_args()
     mlbc = os.path.abspath(os.path.join(args.build, "mlbc"))
     sanbuild = os.path.join(args.build, "asan")
@@ -165,7 +167,7 @@ def main():
     if r.returncode == 0 and seeds:
         fuzz(san, work, seeds, args.fuzz)
     if r.returncode == 0:
-        sanitize_node_models(san, work, 4)
+        sanitize_node_models(san, work, args.every)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
