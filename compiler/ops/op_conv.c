@@ -439,9 +439,7 @@ static const char *emit_conv_panel(Emit *e, const ConvK *c, int64_t lanes, int64
     KV("CG", lit(g->CG));
     KV("FOR_C", loop_head("", "c", g->CG, 1));
     KV("OSP", lit(prod3(out3)));
-    KV("OW0", lit(ow0));
-    KV("OW1", lit(ow1));
-    KV("OW4", lit(ow1));
+    KV("FOR_POS", loop_range("", "ow", ow0, ow1, block4 ? 4 : 1));
     KV("SW2", lit(2 * s3[2]));
     KV("SW3", lit(3 * s3[2]));
 #undef KV
@@ -862,6 +860,7 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         "FOR_N", loop_head("", "n", g->N, 1), "FOR_G", loop_head("", "g", g->G, 1),
         "C", lit(g->C), "CG", lit(g->CG), "M", lit(g->M),
         "MG", lit(g->MG), "ISP", lit(isp), "OSP", lit(osp), "T", lit(p.tile),
+        "FOR_P0", loop_head("", "p0", osp, p.tile),
         "YSP", lit(numel(c->Y) / (g->N * g->M)), "PRE", pre.p ? pre.p : "", "TILE", body.p, NULL);
     stmt(e, "%s(%s);", fn, args.p);
 }
