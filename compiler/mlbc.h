@@ -411,11 +411,14 @@ Loops loop_nest(int rank, const int64_t *dim, int nops, int64_t (*stride)[MLBC_M
 /* Every counted loop of generated code (emitters' text and templates' ${KEY}s) opens with
  * loop_head: the header "for (DECL V = 0; V < N; V += STEP)" (DECL "long " declares V in it,
  * "" uses a V declared before; STEP 1 gives V++), which the caller follows with " {" or with
- * the body's one statement on the next lines, indented 4 more. A loop of one trip (0 < N <= STEP)
- * is no loop: kernel() writes its body once, after "V = 0;" ("const long V = 0;") if the body
- * reads V, as a block where one is needed; a body that may break or continue keeps its loop. */
+ * the body's one statement on the next lines, indented 4 more; loop_range, the same from FROM
+ * to TO. A loop of one trip (0 < N <= STEP) is no loop: kernel() writes its body once, after
+ * "V = 0;" ("const long V = 0;"; FROM for loop_range) if the body reads V, as a block where one
+ * is needed; a body that may break or continue keeps its loop. */
 const char *loop_head(const char *decl, const char *v, int64_t n, int64_t step);
-/* TEXT with the one-trip loops loop_head marked written as their bodies (kernel() calls it). */
+const char *loop_range(const char *decl, const char *v, int64_t from, int64_t to, int64_t step);
+/* TEXT with the one-trip loops loop_head and loop_range marked written as their bodies
+ * (kernel() calls it). */
 const char *unloop(const char *text);
 
 typedef struct Options {

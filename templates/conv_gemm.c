@@ -19,7 +19,7 @@ ${BUFS}    long n, g, p0${DECLS};
         ${FOR_G} {
             const float *restrict xg = x + (n * ${C} + g * ${CG}) * ${ISP};
             float *restrict yg = y + (n * ${M} + g * ${MG}) * ${YSP};
-${PRE}            for (p0 = 0; p0 < ${OSP}; p0 += ${T}) {
+${PRE}            ${FOR_P0} {
                 const long np = ${OSP} - p0 < ${T} ? ${OSP} - p0 : ${T};
 ${TILE}            }
         }

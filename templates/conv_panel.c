@@ -1,6 +1,6 @@
 // Direct convolution, one (batch n, group g, panel of L output channels) at a time, over the
-// output positions with ow in [OW0, OW1); spatial dimensions are padded to three (size 1,
-// stride 1, no pad).
+// output positions with ow in the range FOR_POS walks; spatial dimensions are padded to three
+// (size 1, stride 1, no pad).
 //     y[l][o] = sum over c, kd, kh, kw of x[c][o * s - pad + k * dil] * w[l][c][k]  (+ bias[l])
 // where taps that fall in the padding are skipped (they contribute zero). w[l] is the W
 // expression: a panel packed at compile time (w[tap * L + l], lanes contiguous) or W itself.
@@ -13,31 +13,28 @@ static void ${FN}(${PARAMS})
     long od, oh, ow, c, kd, kh, kw, l;
     ${FOR_OD}
         ${FOR_OH}
-            for (ow = ${OW0}; ow < ${OW1}; ow++) {
+            ${FOR_POS} {
                 ${CT} acc[${L}];
                 ${FOR_L}
                     acc[l] = 0;
                 ${FOR_C}
                     ${FOR_KD} {
                         const long id = od * ${SD} - ${PD} + kd * ${DD};
-                        if (id < 0 || id >= ${ID})
-                            continue;
-                        ${FOR_KH} {
-                            const long ih = oh * ${SH} - ${PH} + kh * ${DH};
-                            if (ih < 0 || ih >= ${IH})
-                                continue;
-                            ${FOR_KW} {
-                                const long iw = ow * ${SW} - ${PW} + kw * ${DW};
-                                const long tap = ((c * ${KD} + kd) * ${KH} + kh) * ${KW} + kw;
-                                const ${TX} *restrict xr = x + ((c * ${ID} + id) * ${IH} + ih) * ${IW};
-                                ${CT} x0;
-                                if (iw < 0 || iw >= ${IW})
-                                    continue;
-                                x0 = ${LX0};
-                                ${FOR_L}
-                                    acc[l] = ${MAC};
+                        if (id >= 0 && id < ${ID})
+                            ${FOR_KH} {
+                                const long ih = oh * ${SH} - ${PH} + kh * ${DH};
+                                if (ih >= 0 && ih < ${IH})
+                                    ${FOR_KW} {
+                                        const long iw = ow * ${SW} - ${PW} + kw * ${DW};
+                                        if (iw >= 0 && iw < ${IW}) {
+                                            const long tap = ((c * ${KD} + kd) * ${KH} + kh) * ${KW} + kw;
+                                            const ${TX} *restrict xr = x + ((c * ${ID} + id) * ${IH} + ih) * ${IW};
+                                            const ${CT} x0 = ${LX0};
+                                            ${FOR_L}
+                                                acc[l] = ${MAC};
+                                        }
+                                    }
                             }
-                        }
                     }
                 ${FOR_LS}
                     y[l * ${OSP} + (od * ${OH} + oh) * ${OW} + ow] = ${STORE};

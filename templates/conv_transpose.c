@@ -12,24 +12,21 @@ static void ${FN}(${PARAMS})
             ${FOR_M}
                 ${FOR_OD}
                     ${FOR_OH}
-                        for (ow = 0; ow < ${OW}; ow++) {
+                        ${FOR_OW} {
                             ${CT} s = 0;
                             ${FOR_C}
                                 ${FOR_KD} {
                                     const long td = od + ${PD} - kd * ${DD}, id = td / ${SD};
-                                    if (td < 0 || td % ${SD} != 0 || id >= ${ID})
-                                        continue;
-                                    ${FOR_KH} {
-                                        const long th = oh + ${PH} - kh * ${DH}, ih = th / ${SH};
-                                        if (th < 0 || th % ${SH} != 0 || ih >= ${IH})
-                                            continue;
-                                        ${FOR_KW} {
-                                            const long tw = ow + ${PW} - kw * ${DW}, iw = tw / ${SW};
-                                            if (tw < 0 || tw % ${SW} != 0 || iw >= ${IW})
-                                                continue;
-                                            s = ${MAC};
+                                    if (td >= 0 && td % ${SD} == 0 && id < ${ID})
+                                        ${FOR_KH} {
+                                            const long th = oh + ${PH} - kh * ${DH}, ih = th / ${SH};
+                                            if (th >= 0 && th % ${SH} == 0 && ih < ${IH})
+                                                ${FOR_KW} {
+                                                    const long tw = ow + ${PW} - kw * ${DW}, iw = tw / ${SW};
+                                                    if (tw >= 0 && tw % ${SW} == 0 && iw < ${IW})
+                                                        s = ${MAC};
+                                                }
                                         }
-                                    }
                                 }
                             y[((((n * ${G} + g) * ${MG} + m) * ${OD} + od) * ${OH} + oh) * ${OW} + ow] = ${STORE};
                         }

@@ -8,13 +8,13 @@
 static void ${FN}(${PARAMS})
 {
     long n, k, j;
-    for (n = 0; n < ${N}; n++) {
+    ${FOR_N} {
         ${CT} acc[8] = {0}, s;
-        for (k = 0; k < ${K8}; k += 8)
+        ${FOR_K8}
             for (j = 0; j < 8; j++)
                 acc[j] = ${MACJ};
         s = ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
-        for (; k < ${K}; k++)
+        ${FOR_KT}
             s = ${MACK};
         y[n] = ${STORE};
     }

@@ -14,26 +14,26 @@ static void ${FN}(${PARAMS})
 {
     ${CT} c0[${L}] = {0}, c1[${L}] = {0}, c2[${L}] = {0}, c3[${L}] = {0};
     long k, l;
-    for (k = 0; k < ${K4}; k += 4) {
+    ${FOR_K4} {
         const ${CT} a0 = ${A0};
         const ${CT} a1 = ${A1};
         const ${CT} a2 = ${A2};
         const ${CT} a3 = ${A3};
-        for (l = 0; l < ${L}; l++)
+        ${FOR_L}
             c0[l] = ${MAC0};
-        for (l = 0; l < ${L}; l++)
+        ${FOR_L}
             c1[l] = ${MAC1};
-        for (l = 0; l < ${L}; l++)
+        ${FOR_L}
             c2[l] = ${MAC2};
-        for (l = 0; l < ${L}; l++)
+        ${FOR_L}
             c3[l] = ${MAC3};
     }
-    for (; k < ${K}; k++) {
+    ${FOR_KT} {
         const ${CT} a0 = ${AK};
-        for (l = 0; l < ${L}; l++)
+        ${FOR_L}
             c0[l] = ${MACK};
     }
-    for (l = 0; l < ${LS}; l++) {
+    ${FOR_LS} {
         const ${CT} s = (c0[l] + c2[l]) + (c1[l] + c3[l]);
         y[l] = ${STORE};
     }

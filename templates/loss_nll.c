@@ -7,24 +7,23 @@
 // sum of the applied weights, as the ONNX reference does.
 // Keys: T (element type), IT (target type), CT (computation type), LD/ST (load/store
 // conversions, empty for float and double), WPARAM, WC (weight of class k), VALID (target
-// check on k), DECL, SKIP (ignored sample), ACCUM (use xk = x[n][k][d] and wc of sample
-// s: the loss is -xk * wc), FINISH,
-// N, C, D, ND (= N * D).
+// check on k), DECL, OPEN (opens the block of a sample, unless ignored), ACCUM (use
+// xk = x[n][k][d] and wc of sample s: the loss is -xk * wc), FINISH, N, C, D, and the loop
+// heads FOR_I (over the N * D targets), FOR_N, FOR_D.
 /* ${DOC} */
 static int ${FN}(const ${T} *restrict x, const ${IT} *restrict t${WPARAM}, ${T} *restrict y)
 {
     long i, n, d;
-${DECL}    for (i = 0; i < ${ND}; i++) {
+${DECL}    ${FOR_I} {
         const int64_t k = (int64_t)t[i];
         if (!(${VALID}))
             return 1;
     }
-    for (n = 0; n < ${N}; n++)
+    ${FOR_N}
         ${FOR_D} {
             const long s = n * ${D} + d;  /* sample */
             const int64_t k = (int64_t)t[s];
-${SKIP}            {
-                const ${CT} wc = ${WC};
+${OPEN}                const ${CT} wc = ${WC};
                 const ${CT} xk = ${LD}(x[(n * ${C} + (long)k) * ${D} + d]);
 ${ACCUM}            }
         }

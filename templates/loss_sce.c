@@ -7,17 +7,18 @@
 // summed in double in sample order (n, d), each step a fused multiply-add (contraction-proof);
 // the mean divides by the sum of the applied weights (ignored samples weigh 0), as the ONNX
 // reference does.
-// Keys as in loss_nll, plus SFX (libm suffix), B (block), LPPARAM/LOGPROB (log_prob output).
+// Keys as in loss_nll, plus SFX (libm suffix), B (block), LPPARAM/LOGPROB (log_prob output),
+// FOR_D0 (blocks), FOR_C and FOR_C1 (classes from 0, from 1).
 /* ${DOC} */
 static int ${FN}(const ${T} *restrict x, const ${IT} *restrict t${WPARAM}, ${T} *restrict y${LPPARAM})
 {
     long i, n, c, d0, j;
-${DECL}    for (i = 0; i < ${ND}; i++) {
+${DECL}    ${FOR_I} {
         const int64_t k = (int64_t)t[i];
         if (!(${VALID}))
             return 1;
     }
-    for (n = 0; n < ${N}; n++)
+    ${FOR_N}
         ${FOR_D0} {
             /* class c at block position j: xb[c * D + j] */
             const ${T} *const xb = x + n * ${CD} + d0;
@@ -25,14 +26,14 @@ ${DECL}    for (i = 0; i < ${ND}; i++) {
             ${CT} m[${B}], lse[${B}];
             for (j = 0; j < nb; j++)
                 m[j] = ${LD}(xb[j]);
-            for (c = 1; c < ${C}; c++)
+            ${FOR_C1}
                 for (j = 0; j < nb; j++) {
                     const ${CT} v = ${LD}(xb[c * ${D} + j]);
                     m[j] = v > m[j] ? v : m[j];
                 }
             for (j = 0; j < nb; j++)
                 lse[j] = 0;
-            for (c = 0; c < ${C}; c++)
+            ${FOR_C}
                 for (j = 0; j < nb; j++)
                     lse[j] += exp${SFX}(${LD}(xb[c * ${D} + j]) - m[j]);
             for (j = 0; j < nb; j++)
@@ -40,8 +41,7 @@ ${DECL}    for (i = 0; i < ${ND}; i++) {
 ${LOGPROB}            for (j = 0; j < nb; j++) {
                 const long s = n * ${D} + d0 + j;  /* sample */
                 const int64_t k = (int64_t)t[s];
-${SKIP}                {
-                    const ${CT} wc = ${WC};
+${OPEN}                    const ${CT} wc = ${WC};
                     const ${CT} xk = ${LD}(xb[(long)k * ${D} + j]) - lse[j];  /* log_prob */
 ${ACCUM}                }
             }

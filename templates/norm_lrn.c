@@ -6,11 +6,11 @@ static void ${FN}(const ${TX} *restrict x, ${TX} *restrict y)
 {
     ${CT} acc[${CH}];
     long n, c, cc, s0, j;
-    for (n = 0; n < ${N}; n++)
-        for (c = 0; c < ${C}; c++) {
+    ${FOR_N}
+        ${FOR_C} {
             const long lo = c - ${LO} < 0 ? 0 : c - ${LO};
             const long hi = c + ${HI} > ${C} - 1 ? ${C} - 1 : c + ${HI};
-            for (s0 = 0; s0 < ${S}; s0 += ${CH}) {
+            ${FOR_S0} {
                 const long ns = ${S} - s0 < ${CH} ? ${S} - s0 : ${CH};
                 for (j = 0; j < ns; j++)
                     acc[j] = 0;

@@ -23,17 +23,15 @@ static void ${FN}(const ${XT} *restrict x, const float *restrict x_scale,
                     ${FOR_C} {
                         const ${XT} *xc = x + (n * ${C} + g * ${CG} + c) * ${H} * ${W};
                         const ${WT} *wc = w + (m * ${CG} + c) * ${KH} * ${KW};
-                        for (long kh = 0; kh < ${KH}; kh++) {
+                        ${FOR_KH} {
                             const long ih = oh * ${SH} - ${PH} + kh * ${DH};
-                            if (ih < 0 || ih >= ${H})
-                                continue;
-                            for (long kw = 0; kw < ${KW}; kw++) {
-                                const long iw = ow * ${SW} - ${PW} + kw * ${DW};
-                                if (iw < 0 || iw >= ${W})
-                                    continue;
-                                acc += ((int32_t)xc[ih * ${W} + iw] - xz) *
-                                       ((int32_t)wc[kh * ${KW} + kw] - wz);
-                            }
+                            if (ih >= 0 && ih < ${H})
+                                ${FOR_KW} {
+                                    const long iw = ow * ${SW} - ${PW} + kw * ${DW};
+                                    if (iw >= 0 && iw < ${W})
+                                        acc += ((int32_t)xc[ih * ${W} + iw] - xz) *
+                                               ((int32_t)wc[kh * ${KW} + kw] - wz);
+                                }
                         }
                     }
                     {

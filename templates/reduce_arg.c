@@ -16,7 +16,7 @@ static void ${FN}(const ${TX} *restrict x, int64_t *restrict y)
                 best[j] = ${LOAD0};
                 bi[j] = 0;
             }
-            for (k = 1; k < ${K}; k++)
+            ${FOR_K1}
                 for (j = 0; j < nb; j++) {
                     const ${C} v = ${LOADK};
                     if (${BETTER}) {

@@ -16,7 +16,7 @@ static void ${FN}(const ${TX} *restrict x, ${TY} *restrict y)
                 best[j] = ${LOAD0};
                 bi[j] = 0;
             }
-            for (k = 1; k < ${K}; k++)
+            ${FOR_K1}
                 for (j = 0; j < nb; j++) {
                     const ${C} v = ${LOADK};
                     if (${BETTER}) {
@@ -24,7 +24,7 @@ static void ${FN}(const ${TX} *restrict x, ${TY} *restrict y)
                         bi[j] = k;
                     }
                 }
-            for (k = 0; k < ${K}; k++)
+            ${FOR_K}
                 for (j = 0; j < nb; j++)
                     ya[k * ${B} + b0 + j] = k == bi[j] ? ${ONE} : ${ZERO};
         }

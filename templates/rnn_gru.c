@@ -14,26 +14,25 @@ ${PROLOGUE}    ${FOR_B}
         for (j = 0; j < ${H}; j++)
             h[b][j] = ${H0};
     ${FOR_S}
-        for (b = 0; b < ${BATCH}; b++) {
+        ${FOR_B} {
             const long len = ${LEN};
             const long t = ${TIME};
-            if (s >= len) {
-${YZERO}                continue;
-            }
-            for (i = 0; i < ${I}; i++)
-                xv[i] = ${XLOAD};
-            for (j = 0; j < ${H}; j++) {
-                ${A} gz = bias[j] + ${DOT}(w + j * ${I}, xv, ${I}) + ${DOT}(r + j * ${H}, h[b], ${H});
-                ${A} gr = bias[${H} + j] + ${DOT}(w + (${H} + j) * ${I}, xv, ${I}) +
-                     ${DOT}(r + (${H} + j) * ${H}, h[b], ${H});
-${ZR}            }
-            for (j = 0; j < ${H}; j++) {
-                ${A} gh = ${GH};
-${HGATE}                hn[j] = ${BLEND};
-            }
-            for (j = 0; j < ${H}; j++) {
-                h[b][j] = hn[j];
-${YSTORE}            }
+            if (s < len) {
+                for (i = 0; i < ${I}; i++)
+                    xv[i] = ${XLOAD};
+                for (j = 0; j < ${H}; j++) {
+                    ${A} gz = bias[j] + ${DOT}(w + j * ${I}, xv, ${I}) + ${DOT}(r + j * ${H}, h[b], ${H});
+                    ${A} gr = bias[${H} + j] + ${DOT}(w + (${H} + j) * ${I}, xv, ${I}) +
+                         ${DOT}(r + (${H} + j) * ${H}, h[b], ${H});
+${ZR}                }
+                for (j = 0; j < ${H}; j++) {
+                    ${A} gh = ${GH};
+${HGATE}                    hn[j] = ${BLEND};
+                }
+                for (j = 0; j < ${H}; j++) {
+                    h[b][j] = hn[j];
+${YSTORE}                }
+${ELSE}            }
         }
 ${EPILOGUE}    return 0;
 }

@@ -15,29 +15,28 @@ ${PROLOGUE}    ${FOR_B}
             c[b][j] = ${C0};
         }
     ${FOR_S}
-        for (b = 0; b < ${BATCH}; b++) {
+        ${FOR_B} {
             const long len = ${LEN};
             const long t = ${TIME};
-            if (s >= len) {
-${YZERO}                continue;
-            }
-            for (i = 0; i < ${I}; i++)
-                xv[i] = ${XLOAD};
-            for (j = 0; j < ${H}; j++) {
-                const ${A} cp = c[b][j];
-                ${A} gi = bias[j] + ${DOT}(w + j * ${I}, xv, ${I}) + ${DOT}(r + j * ${H}, h[b], ${H});
-                ${A} go = bias[${H} + j] + ${DOT}(w + (${H} + j) * ${I}, xv, ${I}) +
-                     ${DOT}(r + (${H} + j) * ${H}, h[b], ${H});
-                ${A} gf = bias[2 * ${H} + j] + ${DOT}(w + (2 * ${H} + j) * ${I}, xv, ${I}) +
-                     ${DOT}(r + (2 * ${H} + j) * ${H}, h[b], ${H});
-                ${A} gc = bias[3 * ${H} + j] + ${DOT}(w + (3 * ${H} + j) * ${I}, xv, ${I}) +
-                     ${DOT}(r + (3 * ${H} + j) * ${H}, h[b], ${H});
-                ${A} cn;
-${GATES}                c[b][j] = cn;
-            }
-            for (j = 0; j < ${H}; j++) {
-                h[b][j] = hn[j];
-${YSTORE}            }
+            if (s < len) {
+                for (i = 0; i < ${I}; i++)
+                    xv[i] = ${XLOAD};
+                for (j = 0; j < ${H}; j++) {
+                    const ${A} cp = c[b][j];
+                    ${A} gi = bias[j] + ${DOT}(w + j * ${I}, xv, ${I}) + ${DOT}(r + j * ${H}, h[b], ${H});
+                    ${A} go = bias[${H} + j] + ${DOT}(w + (${H} + j) * ${I}, xv, ${I}) +
+                         ${DOT}(r + (${H} + j) * ${H}, h[b], ${H});
+                    ${A} gf = bias[2 * ${H} + j] + ${DOT}(w + (2 * ${H} + j) * ${I}, xv, ${I}) +
+                         ${DOT}(r + (2 * ${H} + j) * ${H}, h[b], ${H});
+                    ${A} gc = bias[3 * ${H} + j] + ${DOT}(w + (3 * ${H} + j) * ${I}, xv, ${I}) +
+                         ${DOT}(r + (3 * ${H} + j) * ${H}, h[b], ${H});
+                    ${A} cn;
+${GATES}                    c[b][j] = cn;
+                }
+                for (j = 0; j < ${H}; j++) {
+                    h[b][j] = hn[j];
+${YSTORE}                }
+${ELSE}            }
         }
 ${EPILOGUE}    return 0;
 }

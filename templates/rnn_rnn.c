@@ -10,20 +10,19 @@ ${PROLOGUE}    ${FOR_B}
         for (j = 0; j < ${H}; j++)
             h[b][j] = ${H0};
     ${FOR_S}
-        for (b = 0; b < ${BATCH}; b++) {
+        ${FOR_B} {
             const long len = ${LEN};
             const long t = ${TIME};
-            if (s >= len) {
-${YZERO}                continue;
-            }
-            for (i = 0; i < ${I}; i++)
-                xv[i] = ${XLOAD};
-            for (j = 0; j < ${H}; j++) {
-                ${A} g = bias[j] + ${DOT}(w + j * ${I}, xv, ${I}) + ${DOT}(r + j * ${H}, h[b], ${H});
-${GATES}            }
-            for (j = 0; j < ${H}; j++) {
-                h[b][j] = hn[j];
-${YSTORE}            }
+            if (s < len) {
+                for (i = 0; i < ${I}; i++)
+                    xv[i] = ${XLOAD};
+                for (j = 0; j < ${H}; j++) {
+                    ${A} g = bias[j] + ${DOT}(w + j * ${I}, xv, ${I}) + ${DOT}(r + j * ${H}, h[b], ${H});
+${GATES}                }
+                for (j = 0; j < ${H}; j++) {
+                    h[b][j] = hn[j];
+${YSTORE}                }
+${ELSE}            }
         }
 ${EPILOGUE}    return 0;
 }

@@ -80,6 +80,17 @@ static void test_loops(void)
     bcast_strides(scalar, 3, dim, st[1]);
     l = loop_nest(3, dim, 2, st);
     CHECK(!strcmp(l.idx[1], "0"));
+    /* A counted loop of one trip is its body, after its index is set to its start if the body
+     * reads it; one whose body continues it stays a loop. */
+    CHECK(!strcmp(loop_range("long ", "k", 1, 3, 1), "for (long k = 1; k < 3; k++)"));
+    const char *t = unloop(strf("    x = 0;\n    %s {\n        y[k] = k;\n    }\n",
+                                loop_range("", "k", 3, 4, 1)));
+    CHECK(!strcmp(t, "    x = 0;\n    k = 3;\n    y[k] = k;\n"));
+    t = unloop(strf("    %s\n        y[0] = 1;\n", loop_head("long ", "k", 8, 8)));
+    CHECK(!strcmp(t, "    y[0] = 1;\n"));
+    t = unloop(strf("    %s {\n        if (y[k])\n            continue;\n    }\n",
+                    loop_head("", "k", 4, 4)));
+    CHECK(!strcmp(t, "    for (k = 0; k < 4; k += 4) {\n        if (y[k])\n            continue;\n    }\n"));
 }
 
 static void test_tensor_import(void)

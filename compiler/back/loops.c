@@ -95,18 +95,24 @@ Loops loop_nest(int rank, const int64_t *dim_in, int nops, int64_t (*stride_in)[
 
 /* ---- counted loops: a loop of one trip is its body ---- */
 
-/* loop_head's text for a loop of one trip, in place of its header: ONE_TRIP, the header (kept
+/* loop_range's text for a loop of one trip, in place of its header: ONE_TRIP, the header (kept
  * if the body must stay a loop), TRIP_SEP, the statement that gives the index its value. */
 #define ONE_TRIP '\001'
 #define TRIP_SEP '\002'
 
-const char *loop_head(const char *decl, const char *v, int64_t n, int64_t step)
+const char *loop_range(const char *decl, const char *v, int64_t from, int64_t to, int64_t step)
 {
     const char *inc = step == 1 ? strf("%s++", v) : strf("%s += %s", v, lit(step));
-    const char *head = strf("for (%s%s = 0; %s < %s; %s)", decl, v, v, lit(n), inc);
-    if (n <= 0 || n > step)
+    const char *head = strf("for (%s%s = %s; %s < %s; %s)", decl, v, lit(from), v, lit(to), inc);
+    if (to <= from || to - from > step)
         return head;
-    return strf("%c%s%c%s%s%s = 0;", ONE_TRIP, head, TRIP_SEP, *decl ? "const " : "", decl, v);
+    return strf("%c%s%c%s%s%s = %s;", ONE_TRIP, head, TRIP_SEP, *decl ? "const " : "", decl, v,
+                lit(from));
+}
+
+const char *loop_head(const char *decl, const char *v, int64_t n, int64_t step)
+{
+    return loop_range(decl, v, 0, n, step);
 }
 
 static int indent_of(const char *s) { return (int)strspn(s, " "); }
@@ -205,7 +211,7 @@ static int unloop_at(Lines *o, const Lines *L, int m)
 {
     int ind = indent_of(L->l[m]), n = L->n;
     const char *head = L->l[m] + ind + 1, *sep = strchr(head, TRIP_SEP), *init = sep + 1;
-    const char *eq = strstr(init, " = 0;"), *tail = eq + 5, *v = eq;
+    const char *eq = strstr(init, " = "), *tail = strchr(eq, ';') + 1, *v = eq;
     while (v > init && is_ident_char(v[-1]))
         v--;
     int braced = !strcmp(tail, " {"), end = body_end(L->l, n, m, braced);

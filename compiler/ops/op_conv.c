@@ -439,9 +439,7 @@ static const char *emit_conv_panel(Emit *e, const ConvK *c, int64_t lanes, int64
     KV("CG", lit(g->CG));
     KV("FOR_C", loop_head("", "c", g->CG, 1));
     KV("OSP", lit(prod3(out3)));
-    KV("OW0", lit(ow0));
-    KV("OW1", lit(ow1));
-    KV("OW4", lit(ow1));
+    KV("FOR_POS", loop_range("", "ow", ow0, ow1, block4 ? 4 : 1));
     KV("SW2", lit(2 * s3[2]));
     KV("SW3", lit(3 * s3[2]));
 #undef KV
@@ -486,21 +484,46 @@ static const char *emit_im2col(Emit *e, const ConvK *c)
     return kernelv(e, c->n, "conv_im2col", kv);
 }
 
-/* The zero-padded copy of a group's input, of extents xp (templates/conv_pad.c). Its loops
- * stay loops even of one trip: without the channel and depth loops around the row loop, gcc 12
- * -O3 -march=native (znver3) computed wrong rows in test_same_bits; not reduced further. */
+/* The zero-padded copy of a group's input, of extents xp (templates/conv_pad.c): the buffer
+ * zeroed, then one loop over the input's rows copies each into place, with no loop of one
+ * trip (an earlier version kept its channel and depth loops: without them, gcc 12 -O3
+ * -march=native computed wrong rows in test_same_bits; never reduced). */
 static const char *emit_pad(Emit *e, const ConvK *c, const int64_t *xp)
 {
     const Geom *g = &c->g;
     int64_t in3[NSP], p3[NSP];
     pad3(g, g->in, in3, 1);
     pad3(g, g->pb, p3, 0);
+    /* Row r is x[c][id][ih]: an index of more than one value is r over the rows it spans,
+     * modulo its extent unless it is the outermost that varies; r itself if it is alone. */
+    const char *name[] = {"c", "id", "ih"};
+    int64_t n[] = {g->CG, in3[0], in3[1]}, span[] = {in3[0] * in3[1], in3[1], 1};
+    int64_t step[] = {prod3(xp), xp[1] * xp[2], xp[2]}, rows = g->CG * in3[0] * in3[1];
+    int64_t off = (p3[0] * xp[1] + p3[1]) * xp[2] + p3[2];
+    int many = (n[0] > 1) + (n[1] > 1) + (n[2] > 1) > 1;
+    Buf row = {0}, dst = {0};
+    for (int i = 0; i < NSP; i++) {
+        if (n[i] == 1)
+            continue;
+        const char *v = span[i] > 1 ? strf("r / %s", lit(span[i])) : "r";
+        if (n[i] * span[i] < rows)
+            v = strf("%s %% %s", v, lit(n[i]));
+        const char *ix = many ? name[i] : "r";
+        if (many)
+            buf_printf(&row, "%s%s = %s", row.len ? ", " : "        const long ", name[i], v);
+        buf_printf(&dst, "%s%s", dst.len ? " + " : "",
+                   step[i] == 1 ? ix : strf("%s * %s", ix, lit(step[i])));
+    }
+    if (row.len)
+        buf_puts(&row, ";\n");
+    if (off || !dst.len)
+        buf_printf(&dst, "%s%s", dst.len ? " + " : "", lit(off));
     return kernel(e, c->n, "conv_pad",
                   "DOC", strf("Conv: %s zero-padded, %lldx%lldx%lld per channel", shape_str(c->X),
                               (long long)xp[0], (long long)xp[1], (long long)xp[2]),
-                  "CG", lit(g->CG), "ID", lit(in3[0]), "IH", lit(in3[1]), "IW", lit(in3[2]),
-                  "PD", lit(p3[0]), "PH", lit(p3[1]), "PW", lit(p3[2]),
-                  "XD", lit(xp[0]), "XH", lit(xp[1]), "XW", lit(xp[2]), NULL);
+                  "XN", lit(g->CG * prod3(xp)), "IW", lit(in3[2]),
+                  "FOR_R", loop_head("long ", "r", rows, 1), "ROW", row.len ? row.p : "",
+                  "DST", dst.p, NULL);
 }
 
 /* The im2col kernel of whole output rows from a source of extents src (the input, or its
@@ -837,6 +860,7 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         "FOR_N", loop_head("", "n", g->N, 1), "FOR_G", loop_head("", "g", g->G, 1),
         "C", lit(g->C), "CG", lit(g->CG), "M", lit(g->M),
         "MG", lit(g->MG), "ISP", lit(isp), "OSP", lit(osp), "T", lit(p.tile),
+        "FOR_P0", loop_head("", "p0", osp, p.tile),
         "YSP", lit(numel(c->Y) / (g->N * g->M)), "PRE", pre.p ? pre.p : "", "TILE", body.p, NULL);
     stmt(e, "%s(%s);", fn, args.p);
 }

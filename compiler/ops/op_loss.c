@@ -108,12 +108,13 @@ static void loss_emit(Emit *e, Node *n)
     const char *range = strf("k >= 0 && k < %s", lit(C));
     const char *valid = ia && !(ii >= 0 && ii < C) ? strf("k == %s || (%s)", lit(ii), range)
                                                    : range;
-    const char *skip = "";
+    /* The block of a sample's loss, taken unless the sample is ignored (loss 0). */
+    const char *open = strf("%s{\n", in1);
     if (ia)
-        skip = red == RED_NONE
-                   ? strf("%sif (k == %s) {\n%s    y[s] = %s((%s)0);\n%s    continue;\n%s}\n",
-                          in1, lit(ii), in1, ST, CT, in1, in1)
-                   : strf("%sif (k == %s)\n%s    continue;\n", in1, lit(ii), in1);
+        open = red == RED_NONE
+                   ? strf("%sif (k == %s) {\n%s    y[s] = %s((%s)0);\n%s} else {\n", in1, lit(ii),
+                          in1, ST, CT, in1)
+                   : strf("%sif (k != %s) {\n", in1, lit(ii));
 
     /* The sample's loss is -xk * wc; a sum adds it with a fused multiply-add in double (for
      * float the product is exact there), so contraction cannot change it. */
@@ -139,10 +140,10 @@ static void loss_emit(Emit *e, Node *n)
     int64_t B = D < 1 ? 1 : D > 64 ? 64 : D;
     const char *logprob = "";
     if (lp)
-        logprob = strf("            for (c = 0; c < %s; c++)\n"
+        logprob = strf("            %s\n"
                        "                for (j = 0; j < nb; j++)\n"
                        "                    lp[n * %s + c * %s + d0 + j] = %s(%s(xb[c * %s + j]) - lse[j]);\n",
-                       lit(C), lit(C * D), lit(D), ST, load_fn(dt), lit(D));
+                       loop_head("", "c", C, 1), lit(C * D), lit(D), ST, load_fn(dt), lit(D));
 
     const char *doc = strf("%s: %s%s, %s%s%s, reduction=%s%s -> loss%s%s", n->op,
                            dtype_name(dt), shape_str(x), dtype_name(t->dt), shape_str(t),
@@ -155,10 +156,11 @@ static void loss_emit(Emit *e, Node *n)
         "WPARAM", w ? strf(", const %s *restrict w", dtype_ctype(dt)) : "",
         "WC", w ? strf("%s(w[k])", load_fn(dt)) : "1",
         "LPPARAM", lp ? strf(", %s *restrict lp", dtype_ctype(dt)) : "",
-        "LOGPROB", logprob, "VALID", valid, "DECL", decl, "SKIP", skip, "ACCUM", accum,
-        "FINISH", finish, "N", lit(N), "C", lit(C), "D", lit(D), "ND", lit(N * D),
-        "CD", lit(C * D), "B", lit(B),
-        "FOR_D", loop_head("", "d", D, 1), "FOR_D0", loop_head("", "d0", D, B), NULL);
+        "LOGPROB", logprob, "VALID", valid, "DECL", decl, "OPEN", open, "ACCUM", accum,
+        "FINISH", finish, "N", lit(N), "C", lit(C), "D", lit(D), "CD", lit(C * D), "B", lit(B),
+        "FOR_D", loop_head("", "d", D, 1), "FOR_D0", loop_head("", "d0", D, B),
+        "FOR_I", loop_head("", "i", N * D, 1), "FOR_N", loop_head("", "n", N, 1),
+        "FOR_C", loop_head("", "c", C, 1), "FOR_C1", loop_range("", "c", 1, C, 1), NULL);
     stmt(e, "if (%s(%s, %s%s, %s%s))", fn, ref(e, x), ref(e, t),
          w ? strf(", %s", ref(e, w)) : "", ref(e, y), lp ? strf(", %s", ref(e, lp)) : "");
     stmt(e, "    return 2; /* a target is neither a class index nor ignore_index */");

@@ -537,7 +537,7 @@ static void global_emit(Emit *e, Node *n)
             term = p == 1 ? strf("fabs%s(v)", sf) : strf("pow%s(fabs%s(v), %.17g)", sf, sf, p);
         int64_t main = plane / 8 * 8;
         buf_line(&b, 2, "%s s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum;", A);
-        buf_line(&b, 2, "for (long i0 = 0; i0 < %s; i0 += 8)", lit(main));
+        buf_line(&b, 2, "%s", loop_head("long ", "i0", main, 8));
         buf_line(&b, 3, "for (long k = 0; k < 8; k++) {");
         buf_line(&b, 4, "const %s v = %s;", A, load_elem(t, "xc[i0 + k]"));
         buf_line(&b, 4, "s[k] += %s;", term);

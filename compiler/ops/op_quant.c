@@ -436,7 +436,9 @@ static void qconv_emit(Emit *e, Node *n)
         "PW", lit(q.pw), "WS", wi, "WZ", wi, "BIAS", b ? "bias[m]" : "0", "LO", lo, "HI", hi,
         "FOR_N", loop_head("long ", "n", q.n, 1), "FOR_M", loop_head("long ", "m", q.m, 1),
         "FOR_OH", loop_head("long ", "oh", q.oh, 1), "FOR_OW", loop_head("long ", "ow", q.ow, 1),
-        "FOR_C", loop_head("long ", "c", q.c / q.group, 1), NULL);
+        "FOR_C", loop_head("long ", "c", q.c / q.group, 1),
+        "FOR_KH", loop_head("long ", "kh", q.kh, 1), "FOR_KW", loop_head("long ", "kw", q.kw, 1),
+        NULL);
     Buf call = {0};
     buf_printf(&call, "%s(", fn);
     for (int i = 0; i < 8; i++)

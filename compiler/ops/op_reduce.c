@@ -716,7 +716,7 @@ static void arg_emit(Emit *e, Node *n)
         "TIE", last ? "last" : "first", "TX", dtype_ctype(x->dt), "C", value_ctype(x->dt),
         "CH", lit(chunk_of(B)), "FOR_B0", loop_head("", "b0", B, chunk_of(B)), "A", lit(A),
         "FOR_A", loop_head("", "a", A, 1), "K", lit(K), "B", lit(B), "KB", lit(K * B),
-        "LOAD0", load_elem(x->dt, "xa[b0 + j]"),
+        "FOR_K1", loop_range("", "k", 1, K, 1), "LOAD0", load_elem(x->dt, "xa[b0 + j]"),
         "LOADK", load_elem(x->dt, strf("xa[k * %s + b0 + j]", lit(B))),
         "BETTER", better(largest, last, x->dt, "v", "best[j]"), NULL);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
@@ -942,6 +942,7 @@ static void hardmax_emit(Emit *e, Node *n)
         "TX", dtype_ctype(t), "TY", dtype_ctype(t), "C", value_ctype(t),
         "CH", lit(chunk_of(B)), "FOR_B0", loop_head("", "b0", B, chunk_of(B)), "A", lit(A),
         "FOR_A", loop_head("", "a", A, 1), "K", lit(K), "B", lit(B), "KB", lit(K * B),
+        "FOR_K1", loop_range("", "k", 1, K, 1), "FOR_K", loop_head("", "k", K, 1),
         "LOAD0", load_elem(t, "xa[b0 + j]"),
         "LOADK", load_elem(t, strf("xa[k * %s + b0 + j]", lit(B))),
         "BETTER", better(1, 0, t, "v", "best[j]"),

@@ -317,6 +317,24 @@ typedef struct RnnGen {
 static const char *const i8 = "        ", *const i12 = "            ",
                   *const i16 = "                ";
 
+/* TEXT, lines of code, indented 4 more: a row's step, in the if that checks its length. */
+static const char *deeper(const char *text)
+{
+    Buf b = {0};
+    for (const char *p = text; *p;) {
+        size_t len = strcspn(p, "\n");
+        buf_printf(&b, "%s%.*s\n", len ? "    " : "", (int)len, p);
+        p += len + (p[len] == '\n');
+    }
+    return b.p ? b.p : "";
+}
+
+/* The else of the if that checks a row's length: Y zero there ("" without Y). */
+static const char *past_len(const RnnGen *g)
+{
+    return g->yzero.p ? strf("%s} else {\n%s", i12, g->yzero.p) : "";
+}
+
 static void rnn_gen(Node *n, RnnGen *g)
 {
     memset(g, 0, sizeof *g);
@@ -563,17 +581,24 @@ static int f32_vec(const RnnGen *g)
     return vec;
 }
 
-/* The loop over the rows of a step, up to the loop over units j (not for vec). ZERO: the
- * statements for a row past its length. */
-static void rows(Buf *out, const F32 *f, const char *zero)
+/* The loop over the rows of a step, up to the loop over units j (not for vec): a row within
+ * its length steps in an if, in statements indented as deeper() puts them; end_rows() closes
+ * them. */
+static void rows(Buf *out, const F32 *f)
 {
-    buf_printf(out, "%sfor (b = 0; b < %s; b++) {\n", i8, lit(f->B));
-    buf_printf(out, "%sconst long len = %s;\n%sconst long t = %s;\n%sconst float *xp;\n", i12,
-               f->g->len, i12, f->g->reverse ? "len - 1 - s" : "s", i12);
-    buf_printf(out, "%sif (s >= len) {\n%s%scontinue;\n%s}\n", i12, zero, i16, i12);
-    buf_printf(out, "%sxp = %s;\n", i12, f->xp);
+    buf_printf(out, "%s%s {\n", i8, loop_head("", "b", f->B, 1));
+    buf_printf(out, "%sconst long len = %s;\n%sconst long t = %s;\n", i12, f->g->len, i12,
+               f->g->reverse ? "len - 1 - s" : "s");
+    buf_printf(out, "%sif (s < len) {\n%sconst float *xp = %s;\n", i12, i16, f->xp);
     if (!f->vec)
-        buf_printf(out, "%sfor (j = 0; j < %s; j++) {\n", i12, lit(f->H));
+        buf_printf(out, "%sfor (j = 0; j < %s; j++) {\n", i16, lit(f->H));
+}
+
+/* The end of the loop rows() opens, after a row's step: ELSE (past_len()) for a row past its
+ * length. */
+static void end_rows(Buf *out, const char *els)
+{
+    buf_printf(out, "%s%s}\n%s}\n", els, i12, i8);
 }
 
 /* Gate V (k-th block of units) = projected input + recurrent product. */
@@ -607,8 +632,9 @@ static void new_state(Buf *out, int64_t H, const char *v)
  * gq = rh R_h^T. The cell's last pass computes the candidate. */
 static void gru_first_pass(Buf *cell, const F32 *f, const char *body)
 {
-    rows(cell, f, "");
-    buf_printf(cell, "%s%s%s}\n", body, f->vec ? "" : strf("%s}\n", i12), i8);
+    rows(cell, f);
+    buf_puts(cell, deeper(f->vec ? body : strf("%s%s}\n", body, i12)));
+    end_rows(cell, "");
     buf_printf(cell, "%s%s;\n", i8, product(f->rpk, lit(f->B), f->H, f->H, "rh[0]", lit(f->H),
                                             "r2", "0, 0, 0", "gq[0]"));
 }
@@ -707,8 +733,9 @@ static const char *f32_cell(const F32 *f)
         f32_vec_body(&cell, &body, f);
     else
         f32_loop_body(&cell, &body, f);
-    rows(&cell, f, f->g->yzero.p ? f->g->yzero.p : "");
-    buf_printf(&cell, "%s%s%s}\n%s}\n", body.p, f->g->ystore.p ? f->g->ystore.p : "", i12, i8);
+    rows(&cell, f);
+    buf_puts(&cell, deeper(strf("%s%s%s}\n", body.p, f->g->ystore.p ? f->g->ystore.p : "", i12)));
+    end_rows(&cell, past_len(f->g));
     return cell.p;
 }
 
@@ -861,9 +888,9 @@ static const char *emit_cell(Emit *e, Node *n, const RnnGen *g)
         "FOR_S", loop_head("", "s", S, 1), "DOT", dot, "PROLOGUE", g->pro.p ? g->pro.p : "",
         "EPILOGUE", g->epi.p ? g->epi.p : "", "H0", g->h0e, "C0", g->c0e, "LEN", g->len,
         "TIME", g->reverse ? "len - 1 - s" : "s", "XLOAD", load_elem(t, strf("x[%s + i]", xrow)),
-        "YZERO", g->yzero.p ? g->yzero.p : "", "YSTORE", g->ystore.p ? g->ystore.p : "",
-        "GATES", gates.p ? gates.p : "", "ZR", gru.zr, "HGATE", gru.hgate, "GH", gru.gh,
-        "DECL", gru.decl,
+        "ELSE", past_len(g), "YSTORE", deeper(g->ystore.p ? g->ystore.p : ""),
+        "GATES", deeper(gates.p ? gates.p : ""), "ZR", deeper(gru.zr), "HGATE", deeper(gru.hgate),
+        "GH", gru.gh, "DECL", gru.decl,
         "BLEND", sum2(at, "(1 - z[j])", "gh", "z[j]", "h[b][j]"), NULL);
 }
 
