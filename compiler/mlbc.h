@@ -393,6 +393,8 @@ void check(Emit *e, const char *cond, const char *why);
 const char *cval(const Value *v, int64_t i);
 int use_blas(Emit *e);                  /* --blas given */
 void count_blas_call(Emit *e);          /* a product was given to CBLAS */
+/* wrap.c: code lines of TEXT longer than MLBC_COMMENT_WIDTH broken between arguments */
+void wrap_code_lines(Buf *text);
 /* A run-time check of non-constant input S through template shape_check; COND reads s[i]. */
 void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why);
 const char *elem_lit(DType t, const void *p); /* one element (ONNX layout) as a C literal */

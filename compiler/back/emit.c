@@ -874,6 +874,9 @@ void emit_models(const Member *ms, int n, Graph *api, const Options *o, Output *
     buf_printf(&out->h, "#endif /* %s */\n", guard);
     emit_c_head(&e, N, out, h_name);
     emit_c_tail(&e, N, out);
+    wrap_code_lines(&out->h);
+    wrap_code_lines(&out->c_head);
+    wrap_code_lines(&out->c_tail);
 }
 
 void emit_check(Emit *e, Node *n, const Value *s, const char *cond, const char *why)
