@@ -41,6 +41,7 @@ FLAG_SETS = [(c + " " + " ".join(f), exe, f) for c, exe in (("gcc", GCC), ("clan
              for f in (["-O2"], ["-O3"], ["-O2", "-march=native"], ["-O3", "-march=native"])]
 REF = FLAG_SETS[0][0]
 FLAG_LIMIT = 1.1                # requirement: no flag set slower than 1.1x the reference
+GEMM_TARGET = 0.60              # GEMM-bound layers: this share of the FLOP ceiling
 BLAS_LIMIT = 1.05               # --blas "never slower": above this, beyond this run's noise
 TORCH_API = "/usr/include/torch/csrc/api/include"     # Debian's libtorch-dev
 TORCH_LIBS = ["torch", "torch_cpu", "c10"]
@@ -578,6 +579,30 @@ def peers_table(rows, ceiling, ort_ok, torch_ok):
           "faster)", header, lines, notes)
 
 
+def gemm_table(gemm, ceiling, path_name):
+    """bench/gemm_shapes.c: the matrix-product kernel alone at the layers' shapes."""
+    if gemm.error or not gemm.best:
+        print("== matrix products alone: not measured: %s" % (gemm.error or "no output"))
+        return
+    lines, low = [], []
+    for shape, g in gemm.best.items():
+        m, k, n = (int(x) for x in shape.split("x"))
+        share = g / ceiling if ceiling else None
+        if share is not None and m > 1 and share < GEMM_TARGET:
+            low.append(shape)
+        lines.append([shape, str(m), "%.1f" % g,
+                      "%.0f" % (100 * share) if share is not None else "-",
+                      "batch 1 (weights streamed once per call)" if m == 1 else ""])
+    table("matrix products alone: mlbc_gemm_f32 at the layers' shapes (M rows x K inputs x N "
+          "outputs), B packed, warm cache, gcc -O2, best over the rounds",
+          ["M x K x N", "M", "GFLOP/s", "% ceiling", "note"], lines,
+          ["ceiling: %s %.1f GFLOP/s (bench/peak.c)" % (path_name, ceiling) if ceiling else
+           "ceiling not measured",
+           "requirement 'GEMM-bound layers reach %d%% of the ceiling' (batched shapes, M > 1): "
+           "%s" % (100 * GEMM_TARGET, "met by all" if not low else
+                   "NOT met by " + ", ".join(low))])
+
+
 def reference_table(refs, dram_bw):
     lines = []
     for (n, m), ref in refs.items():
@@ -719,6 +744,8 @@ def main():
 
     cc(["-O2", "-c", os.path.join(HERE, "harness.c")], os.path.join(work, "harness.o"))
     peak = peers.PeakTimed(cc(["-O2", os.path.join(HERE, "peak.c")], os.path.join(work, "peak")))
+    gemm = peers.PeakTimed(cc(["-O2", os.path.join(HERE, "gemm_shapes.c")],
+                              os.path.join(work, "gemm_shapes")))
     peer = libtorch_peer(work)
     ort, why = peers.ort_peer(args.ort, ENV)
     if ort is None:
@@ -771,7 +798,7 @@ def main():
 
     time_compiles([r for r in models + fcs if r.error is None], mlbc)
     t0 = time.time()
-    measure(list(_timed.values()) + [peak], rounds)
+    measure(list(_timed.values()) + [peak, gemm], rounds)
     print("measured %d programs in %d rounds in %.0f s" % (len(_timed), rounds,
                                                            time.time() - t0))
 
@@ -798,6 +825,7 @@ def main():
     if models:
         flag_table(models)
         peers_table(models, ceiling, bool(ort), bool(peer))
+    gemm_table(gemm, ceiling, names[path])
     if fcs:
         mlbc_table("fully-connected layer y = x.W + b, float32, batch 1, N inputs x M outputs",
                    fcs, dram_bw)
