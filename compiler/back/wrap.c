@@ -7,7 +7,6 @@
  * Comments, strings, character constants, preprocessor lines and macro bodies are left as
  * they are.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "mlbc.h"
@@ -94,6 +93,5 @@ void wrap_code_lines(Buf *text)
             p++;
         }
     }
-    free(text->p);
-    *text = out;
+    *text = out;                        /* the old text stays: the compiler frees nothing */
 }
