@@ -209,8 +209,18 @@ FUZZ_RUN = mkdir -p $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/crash-$1 && echo "== fuzz-
         -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$1/ \
         $(FUZZ_ARGS_$1) $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/seeds-$1 fuzz/regress/$1
 
+# The Python readers (mlbc_gym): fuzz/gym.py, a stdlib coverage-guided fuzzer, same limits.
+FUZZ_GYM = log llvm bitstream json
+FUZZ_RUN_GYM = echo "== gym-$1, $(FUZZ_SECONDS) s" && $(PYTHON) fuzz/gym.py $1 --build $(BUILD) \
+    --seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) --timeout $(FUZZ_TIMEOUT)
+
 fuzz: fuzz-build fuzz-seeds
 	@$(foreach t,$(FUZZ_TARGETS),$(call FUZZ_RUN,$t) &&) true
+	@$(foreach t,$(FUZZ_GYM),$(call FUZZ_RUN_GYM,$t) &&) true
+
+# One Python reader's campaign: make fuzz-run-gym-llvm FUZZ_SECONDS=300
+fuzz-run-gym-%:
+	@$(call FUZZ_RUN_GYM,$*)
 
 # One target's campaign: make fuzz-run-model FUZZ_SECONDS=300 [FUZZ_RUNS=10000000]
 fuzz-run-%: fuzz-build fuzz-seeds

@@ -1,7 +1,10 @@
 """The fuzz targets (fuzz/, make fuzz) over their committed regression corpora
 (fuzz/regress/TARGET: crash reproducers and a few seeds). libFuzzer runs the files given as
 arguments once each, without fuzzing: seconds, not minutes. Each target is one check; all are
-skipped, with the reason, when clang-19's fuzzer runtime (libclang-rt-19-dev) is missing."""
+skipped, with the reason, when clang-19's fuzzer runtime (libclang-rt-19-dev) is missing.
+The Python readers' fuzzer (fuzz/gym.py, stdlib only) replays fuzz/regress/gym-TARGET the
+same way, and 3000 seeded mutations (the same every run: no new fuzzing in CI) check that the
+fuzzer itself still works: it must grow a corpus and find nothing."""
 import argparse
 import glob
 import os
@@ -14,6 +17,7 @@ import mlbctest
 
 ROOT = mlbctest.ROOT
 TARGETS = ["model", "text", "json", "logread", "pipe", "desc"]
+GYM_TARGETS = ["log", "llvm", "bitstream", "json"]
 # As make fuzz runs them (Makefile FUZZ_ASAN_*): the compiler's targets check no leaks.
 ASAN = {"model": "detect_leaks=0", "text": "detect_leaks=0"}
 
@@ -60,6 +64,23 @@ def run_corpus(build, target):
            "status %d: %s" % (r.returncode, r.stderr[-1500:]))
 
 
+def run_gym(build, target):
+    files = sorted(glob.glob(os.path.join(ROOT, "fuzz", "regress", "gym-" + target, "*")))
+    gym = os.path.join(ROOT, "fuzz", "gym.py")
+    r = subprocess.run([sys.executable, gym, target] + files, capture_output=True, text=True,
+                       timeout=300)
+    result(r.returncode == 0 and files, "gym-%s over %d files of fuzz/regress/gym-%s"
+           % (target, len(files), target), r.stdout[-1500:] + r.stderr[-500:])
+    # A short seeded campaign in a scratch folder: it must run, grow a corpus, find nothing.
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run([sys.executable, gym, target, "--runs", "3000", "--build", d],
+                           capture_output=True, text=True, timeout=300)
+        grew = os.listdir(os.path.join(d, "fuzz", "corpus-gym-" + target)) \
+            if os.path.isdir(os.path.join(d, "fuzz", "corpus-gym-" + target)) else []
+        result(r.returncode == 0 and grew, "gym-%s: 3000 seeded mutations, %d new inputs, no finding"
+               % (target, len(grew)), r.stdout[-1500:] + r.stderr[-500:])
+
+
 def main():
     global skipped
     ap = argparse.ArgumentParser()
@@ -76,6 +97,8 @@ def main():
         if r.returncode == 0:
             for t in TARGETS:
                 run_corpus(os.path.abspath(args.build), t)
+    for t in GYM_TARGETS:
+        run_gym(os.path.abspath(args.build), t)
     print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
     return 1 if failed else 0
 

@@ -26,7 +26,7 @@ import threading
 import time
 
 from .log import LogReader, observation_number
-from .specs import TYPES, ProtocolError, TensorSpec, _np, dumps, flatten, spec as _spec
+from .specs import TYPES, ProtocolError, TensorSpec, _np, dumps, flatten, loads, spec as _spec
 
 FRAMINGS = ("llvm", "bitstream", "json")
 MAX_MESSAGE = 1 << 28           # largest Bridge message accepted (bytes)
@@ -431,8 +431,7 @@ class Channel:
         message, so the last one parsed is kept."""
         if line != self._bitstream_line:
             try:
-                import json
-                h = json.loads(line)
+                h = loads(line)
                 self._bitstream_specs_of = [TensorSpec.from_json(s) for s in h["features"]]
             except (ValueError, KeyError, TypeError) as e:
                 raise ProtocolError("bad bitstream header: %s" % e)
@@ -464,9 +463,8 @@ class Channel:
         return feats
 
     def _parse_json(self, msg):
-        import json
         try:
-            obj = json.loads(msg)
+            obj = loads(msg)
         except ValueError as e:
             raise ProtocolError("bad JSON message: %s" % e)
         if not isinstance(obj, dict):

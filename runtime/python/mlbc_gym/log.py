@@ -10,11 +10,10 @@ accepts what LLVM's own log_reader.py does not: adjacent context records (regall
 observations without outcomes, interactive streams (header with "advice", no rewards), and
 several sessions concatenated (a new header line starts a new session).
 """
-import json
 import os
 import sys
 
-from .specs import TYPES, ProtocolError, TensorSpec, dumps, spec as _spec
+from .specs import TYPES, ProtocolError, TensorSpec, dumps, loads, spec as _spec
 from .specs import _np
 
 MAX_LINE = 1 << 24          # a header or record line longer than this is refused
@@ -24,7 +23,7 @@ _OBSERVATION = b'{"observation":'
 def observation_number(line):
     """N for a line that is exactly {"observation":N}\\n as LLVM writes it (the record that
     comes thousands of times per session), else None: anything else, including other
-    spellings of the same JSON, goes through json.loads."""
+    spellings of the same JSON, goes through the JSON decoder."""
     if line.startswith(_OBSERVATION) and line.endswith(b"}\n"):
         digits = line[15:-2]
         if digits.isdigit() and (digits[:1] != b"0" or len(digits) == 1):
@@ -128,7 +127,7 @@ class LogReader:
 
     def _header(self, line, at):
         try:
-            h = json.loads(line)
+            h = loads(line)
             feats = [TensorSpec.from_json(s) for s in h["features"]]
         except (ValueError, KeyError, TypeError) as e:
             raise ProtocolError("byte %d: bad header: %s" % (at, e))
@@ -162,7 +161,7 @@ class LogReader:
         if n is not None:
             return self._observation(n, at)
         try:
-            obj = json.loads(line)
+            obj = loads(line)
         except ValueError as e:
             raise ProtocolError("byte %d: record is not JSON (%s): %r" % (at, e, line[:80]))
         if not isinstance(obj, dict):

@@ -32,6 +32,11 @@ ALIASES = {"int64": "int64_t", "int32": "int32_t", "int16": "int16_t", "int8": "
            "uint8": "uint8_t", "float32": "float", "float64": "double"}
 
 
+# The largest tensor a spec may describe, in bytes: the C runtime's MLBC_RT_MAX_TENSOR_BYTES
+# (runtime/internal.h). A peer's header declaring more is refused before anything is read.
+MAX_TENSOR_BYTES = 1 << 28
+
+
 class ProtocolError(Exception):
     """The peer broke the wire format (malformed header, truncated record, ...)."""
 
@@ -44,6 +49,19 @@ def _type_name(t):
     return t
 
 
+def _dim(d, name):
+    """A dimension (or port): a non-negative integer; JSON's 2.0 counts, 2.5 or true do not."""
+    if isinstance(d, bool) or not isinstance(d, (int, float)) and \
+            not (_np is not None and isinstance(d, _np.integer)):
+        raise ValueError("dimension %r of %r is not an integer" % (d, name))
+    if isinstance(d, float) and not d.is_integer():
+        raise ValueError("dimension %r of %r is not an integer" % (d, name))
+    d = int(d)
+    if d < 0:
+        raise ValueError("negative dimension in the shape of %r" % name)
+    return d
+
+
 class TensorSpec:
     """name, LLVM element type name, shape (list of ints), port."""
 
@@ -52,10 +70,11 @@ class TensorSpec:
     def __init__(self, name, type="int64_t", shape=(1,), port=0):
         self.name = str(name)
         self.type = _type_name(type)
-        self.shape = [int(d) for d in shape]
-        if any(d < 0 for d in self.shape):
-            raise ValueError("negative dimension in the shape of %r" % self.name)
-        self.port = int(port)
+        self.shape = [_dim(d, self.name) for d in shape]
+        if self.count * TYPES[self.type][1] > MAX_TENSOR_BYTES:
+            raise ValueError("tensor %r of shape %s is larger than %d bytes"
+                             % (self.name, self.shape, MAX_TENSOR_BYTES))
+        self.port = _dim(port, self.name)
 
     @classmethod
     def from_json(cls, d):
@@ -143,17 +162,29 @@ class TensorSpec:
 
 
 def flatten(value):
-    """Scalars, nested lists/tuples and numpy arrays -> a flat list of Python numbers."""
-    if _np is not None and isinstance(value, (_np.ndarray, _np.generic)):
-        return _np.asarray(value).reshape(-1).tolist()
-    if isinstance(value, (list, tuple)):
-        out = []
-        for v in value:
-            out.extend(flatten(v))
-        return out
-    if isinstance(value, bool):
-        return [int(value)]
-    return [value]
+    """Scalars, nested lists/tuples and numpy arrays -> a flat list of Python numbers.
+    Iterative: a peer's JSON may nest as deep as the decoder allows."""
+    out, stack = [], [iter((value,))]
+    while stack:
+        v = next(stack[-1], stack)
+        if v is stack:
+            stack.pop()
+        elif _np is not None and isinstance(v, (_np.ndarray, _np.generic)):
+            out.extend(_np.asarray(v).reshape(-1).tolist())
+        elif isinstance(v, (list, tuple)):
+            stack.append(iter(v))
+        else:
+            out.append(int(v) if isinstance(v, bool) else v)
+    return out
+
+
+def loads(data):
+    """json.loads of a peer's bytes; any way they are not JSON (nesting deeper than Python's
+    recursion limit included) is a ValueError."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply")
 
 
 def spec(value):
