@@ -17,7 +17,10 @@
 #define MLBC_ALIGN 64                         /* scratch buffers start on this boundary */
 #define MLBC_BLAS_MIN_FLOPS 4096              /* --blas: products at least this big use BLAS */
 #define MLBC_COMMENT_WIDTH 100                /* generated comments wrap at this column */
-#define MLBC_MAX_UNROLLED_NODES 50000         /* nodes (+1 per subgraph copy) one If/Loop/Scan
-                                                 may lower into */
+#define MLBC_MAX_UNROLLED_NODES 10000         /* nodes (+1 per subgraph copy) the If/Loop/Scan
+                                                 of a model may lower into, together: a
+                                                 recurrent policy unrolls into a few
+                                                 thousand; this bounds what a small file
+                                                 can make mlbc build (~0.3 s) */
 
 #endif

@@ -155,6 +155,8 @@ struct Graph {
     int ninputs;
     Value **outputs;
     int noutputs;
+    int lowered;                        /* nodes and copies made by lowering control flow so
+                                           far (lower.c's unrolling limit is for the graph) */
 };
 
 typedef struct Model {

@@ -107,6 +107,20 @@ def text_chain(nodes):
     return "".join(lines + ["}\n"])
 
 
+def text_loops(loops, trips, cond="c"):
+    """LOOPS Loops in a row, each of TRIPS known trips (a run-time trip count when TRIPS is
+    None, so only the body's condition, COND, could end it)."""
+    count = "" if trips is None else ", int64 n = {%d}" % trips
+    lines = ['<ir_version: 8, opset_import: ["" : 17]>\n'
+             'loops (float[2] v0%s) => (float[2] v%d)\n<bool go = {1}%s>\n{\n'
+             % (", int64 n" if trips is None else "", loops, count)]
+    for i in range(loops):
+        lines.append("v%d = Loop (n, go, v%d) <body = b%d (int64 i, bool c, float[2] a) => "
+                     "(bool c2, float[2] a2) {\n c2 = Identity (%s)\n a2 = Add (a, a)\n}>\n"
+                     % (i + 1, i, i, cond))
+    return "".join(lines + ["}\n"])
+
+
 def run_bounded(cmd, feed=None):
     """Runs CMD (FEED, if given, writes its standard input from a thread); returns (exit status,
     stderr, seconds, max RSS in KB) of that process alone."""
@@ -159,4 +173,11 @@ def cases(work):
          "nested too deeply"),
         ("text: 6x10^4 nodes", file("chain.onnxtxt", text_chain(60000)), None,
          "more than 50000 nodes"),
+        # Small files that unrolling would make large (fuzz-text found the first).
+        ("text: a Loop whose condition stays true", file("forever.onnxtxt",
+         text_loops(1, None)), None, "does not become false within the unrolling limit"),
+        ("text: a Loop of 10^9 trips", file("trips.onnxtxt", text_loops(1, 10**9)), None,
+         "more than 10000 nodes"),
+        ("text: 100 Loops of 3000 trips", file("loops.onnxtxt", text_loops(100, 3000)), None,
+         "more than 10000 nodes with the model's other control flow"),
     ]

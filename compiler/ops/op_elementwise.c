@@ -9,6 +9,7 @@
  */
 #include <math.h>
 #include <ctype.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "mlbc.h"
@@ -254,12 +255,16 @@ static const char *e_clip(Node *n, DType t)
 #define ELEM_ROW(name, kind, lo, hi, expr, fn, num, fold) {#name, kind, lo, hi, expr, fn, num, fold},
 static const Elem elems[] = {ELEMENTWISE_OPS(ELEM_ROW)};
 
+extern const OpDef ops_elementwise[];
+
+/* ops_elementwise (below) has a row for each of elems, in the same order: the node's row
+ * there gives its Elem without a search by name. */
 static const Elem *find_elem(const Node *n)
 {
-    for (size_t i = 0; i < sizeof elems / sizeof elems[0]; i++)
-        if (!strcmp(elems[i].op, n->op))
-            return &elems[i];
-    die("internal: '%s' is not elementwise", n->op);
+    uintptr_t at = (uintptr_t)n->def, base = (uintptr_t)ops_elementwise;
+    if (at < base || at >= base + sizeof elems / sizeof elems[0] * sizeof(OpDef))
+        die("internal: '%s' is not elementwise", n->op);
+    return &elems[(at - base) / sizeof(OpDef)];
 }
 
 /* Inputs that are operands of the expression (CastLike's second input only gives a type). */

@@ -1,5 +1,6 @@
 /* ops.c - the operator registry: one table per family file (op_*.c), and the operators
  * only passes make (op_internal.c). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "mlbc.h"
@@ -31,12 +32,44 @@ static const OpDef *find_in(const OpDef *table, const char *name)
     return NULL;
 }
 
+/* Every family's ops sorted by name, built on first use: find_op runs for each node, and an
+ * unrolled loop makes tens of thousands. Static storage, not xalloc: fuzz builds release the
+ * heap after each input. */
+static const OpDef *by_name[512];
+static int nby_name;
+
+static int by_op_name(const void *a, const void *b)
+{
+    return strcmp((*(const OpDef *const *)a)->name, (*(const OpDef *const *)b)->name);
+}
+
+static void index_ops(void)
+{
+    for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)
+        for (const OpDef *d = families[f]; d->name; d++) {
+            if (nby_name == (int)(sizeof by_name / sizeof by_name[0]))
+                die("internal: more ops than ops.c's index holds");
+            by_name[nby_name++] = d;
+        }
+    qsort(by_name, nby_name, sizeof by_name[0], by_op_name);
+    for (int i = 1; i < nby_name; i++)
+        if (!strcmp(by_name[i - 1]->name, by_name[i]->name))
+            die("internal: op '%s' has two rows", by_name[i]->name);
+}
+
 const OpDef *find_op(const char *name)
 {
-    const OpDef *d = NULL;
-    for (size_t f = 0; f < sizeof families / sizeof families[0] && !d; f++)
-        d = find_in(families[f], name);
-    return d;
+    if (!nby_name)
+        index_ops();
+    int lo = 0, hi = nby_name;          /* the first row whose name is >= NAME */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (strcmp(by_name[mid]->name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nby_name && !strcmp(by_name[lo]->name, name) ? by_name[lo] : NULL;
 }
 
 const OpDef *find_internal_op(const char *name) { return find_in(ops_internal, name); }

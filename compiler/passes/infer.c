@@ -131,6 +131,7 @@ void infer_graph(Graph *g)
             continue;
         }
         insert_nodes(g, i + 1, &s);
+        g->lowered += s.nnodes + s.copies;
         i += s.nnodes;
     }
 }

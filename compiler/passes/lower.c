@@ -27,19 +27,22 @@
 
 /* ---- nodes and values made by a lowering ---- */
 
-/* Each control-flow node lowered in one sweep step adds to the same splice: the limit holds
- * for a node and everything nested in it. A copy of a subgraph counts as one node more, so
- * that copies of an empty body (a loop that only passes its state on) cannot go on forever. */
+/* The limit holds for the whole graph: what earlier control-flow nodes made (g->lowered)
+ * plus this node's splice, where everything nested in it adds too. A copy of a subgraph
+ * counts as one node more, so that copies of an empty body (a loop that only passes its
+ * state on) cannot go on forever. */
 static int over_budget(const Splice *s, size_t more)
 {
-    return (size_t)s->nnodes + (size_t)s->copies + more > MLBC_MAX_UNROLLED_NODES;
+    return (size_t)s->g->lowered + (size_t)s->nnodes + (size_t)s->copies + more >
+           MLBC_MAX_UNROLLED_NODES;
 }
 
 static void budget(Splice *s, Node *ctl, size_t more)
 {
     if (over_budget(s, more))
-        node_die(ctl, "lowering it would make more than %d nodes: mlbc unrolls control flow "
-                 "(the limit is MLBC_MAX_UNROLLED_NODES in config.h)", MLBC_MAX_UNROLLED_NODES);
+        node_die(ctl, "lowering it would make more than %d nodes with the model's other "
+                 "control flow: mlbc unrolls control flow (the limit is "
+                 "MLBC_MAX_UNROLLED_NODES in config.h)", MLBC_MAX_UNROLLED_NODES);
 }
 
 /* A node made by the lowering of CTL itself (not copied from a subgraph). */

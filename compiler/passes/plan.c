@@ -114,17 +114,62 @@ static void lifetimes(Graph *g)
     }
 }
 
+/* Placed blocks by when they live: bucket t lists the blocks live in nodes [t*SPAN, t*SPAN+SPAN),
+ * so placing a block looks only at blocks that may live at the same time (a linear look at
+ * all of them made an unrolled loop of 10^4 nodes quadratic). */
+enum { SPAN = 32 };
+
+typedef struct Placed {
+    int **bucket, *count, *cap;
+    int *seen, *cand;                   /* seen[j]: stamp of the last query that took block j */
+} Placed;
+
+static Placed placed_new(int nnodes, int nblocks)
+{
+    int nb = nnodes / SPAN + 2;         /* once-values live until nnodes */
+    return (Placed){xalloc(sizeof(int *) * nb), xalloc(sizeof(int) * nb), xalloc(sizeof(int) * nb),
+                    xalloc(sizeof(int) * nblocks), xalloc(sizeof(int) * nblocks)};
+}
+
+static void placed_add(Placed *p, const Block *b, int j)
+{
+    for (int t = b->first / SPAN; t <= b->last / SPAN; t++) {
+        p->bucket[t] = xgrow(p->bucket[t], p->count[t], &p->cap[t], sizeof(int));
+        p->bucket[t][p->count[t]++] = j;
+    }
+}
+
+static int by_index(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+/* Indices of the placed blocks live while B is, ascending (the order a plain scan of all
+ * placed blocks would meet them in, so the plan does not depend on the index). */
+static int overlapping(Placed *p, const Block *bl, const Block *b, int stamp)
+{
+    int n = 0;
+    for (int t = b->first / SPAN; t <= b->last / SPAN; t++)
+        for (int k = 0; k < p->count[t]; k++) {
+            int j = p->bucket[t][k];
+            const Block *u = &bl[j];
+            if (p->seen[j] == stamp || u->last < b->first || b->last < u->first)
+                continue;
+            p->seen[j] = stamp;
+            p->cand[n++] = j;
+        }
+    qsort(p->cand, n, sizeof(int), by_index);
+    return n;
+}
+
 /* Lowest offset where B overlaps none of the placed blocks live at the same time: retried
  * from the end of any overlapping block until nothing overlaps. */
-static int64_t place(const Block *placed, int n, const Block *b)
+static int64_t place(Placed *p, const Block *bl, int i)
 {
+    const Block *b = &bl[i];
+    int n = overlapping(p, bl, b, i + 1);
     int64_t off = 0;
     for (int moved = 1; moved;) {
         moved = 0;
-        for (int j = 0; j < n; j++) {
-            const Block *u = &placed[j];
-            if (u->last < b->first || b->last < u->first)
-                continue;
+        for (int k = 0; k < n; k++) {
+            const Block *u = &bl[p->cand[k]];
             if (off < *u->offset + u->size && *u->offset < off + b->size) {
                 off = *u->offset + u->size;
                 moved = 1;
@@ -181,9 +226,11 @@ int64_t plan_memory(Graph *g)
     Block *bl = xalloc(sizeof(Block) * (g->nvalues + g->nnodes + 1));
     int nb = collect_blocks(g, bl);
     qsort(bl, nb, sizeof *bl, by_size_desc);
+    Placed p = placed_new(g->nnodes, nb);
     int64_t total = 0;
     for (int i = 0; i < nb; i++) {
-        *bl[i].offset = place(bl, i, &bl[i]);
+        *bl[i].offset = place(&p, bl, i);
+        placed_add(&p, &bl[i], i);
         if (*bl[i].offset + bl[i].size > total)
             total = *bl[i].offset + bl[i].size;
     }
