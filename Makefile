@@ -78,12 +78,15 @@ test: deps all
 
 # What make test samples, in full (too slow for CI; about an hour on 2 cores): the generated
 # code of the whole node suite under ASan+UBSan, the sanitized mlbc over every node model and
-# a longer mutation fuzz, every example model under TSan with 8 threads x 10^5 runs.
+# a longer mutation fuzz, every example model under TSan with 8 threads x 10^5 runs, the pipe
+# soak over 1000 sessions with faults injected (make test runs 100).
 check-full: deps all
 	$(PYTHON) tests/test_node.py --build $(BUILD) --generate-only
 	$(PYTHON) tests/test_node.py --build $(BUILD) --sanitize
 	$(PYTHON) tests/test_errors.py --build $(BUILD) --every 1 --fuzz 20000
 	$(PYTHON) tests/test_threads.py --build $(BUILD) --all --runs 100000
+	$(PYTHON) tests/test_pipe.py --build $(BUILD) >/dev/null
+	$(PYTHON) tests/pipe/soak.py --build $(BUILD) --sessions 1000
 
 demo: deps all
 	@sh tools/demo.sh $(BUILD)

@@ -58,7 +58,7 @@ def build(build_dir):
     common = ["-std=c11", "-Wall", "-Wextra", "-D_GNU_SOURCE",
               "-I" + os.path.join(ROOT, "runtime")]
     bins = {}
-    for prog in ("pipe_client", "pipe_logtool"):
+    for prog in ("pipe_client", "pipe_logtool", "soak_client"):
         src = os.path.join(HERE, "pipe", prog + ".c")
         plain = os.path.join(out, prog)
         san = os.path.join(out, prog + "_asan")
@@ -694,6 +694,20 @@ def reader_verdict(blob):
     return n, None
 
 
+def test_soak(bins, build_dir, sessions=150):
+    """tests/pipe/soak.py: sessions in a row with faults injected (make check-full: 1000).
+    The runner's RSS and both processes' descriptors must not move at all; the host's RSS
+    swings by a few MB with the 256 KB messages of the compiler-killed sessions (see soak.py)."""
+    if ("soak_client", "plain") not in bins or ("pipe_client", "plain") not in bins:
+        return check("pipe soak", False, "soak_client or pipe_client did not build")
+    r = subprocess.run([sys.executable, os.path.join(HERE, "pipe", "soak.py"), "--build",
+                        build_dir, "--sessions", str(sessions)],
+                       capture_output=True, text=True,
+                       timeout=600)
+    first = (r.stdout.splitlines() or [""])[0]
+    check("pipe soak: %s" % first[:200], r.returncode == 0, r.stdout[-2000:] + r.stderr[-1000:])
+
+
 def test_host_fuzz():
     """Every prefix and 600 mutations (bytes replaced, inserted, deleted) of a stream: the host's fast path answers exactly
     the observations the general reader finds and fails exactly where it fails, with a
@@ -869,6 +883,7 @@ def main():
         test_foreign_fifos(bins)
         test_host_robustness()
         test_host_fuzz()
+        test_soak(bins, build_dir)
         test_logs(bins)
         test_clang()
     print("%d passed, %d failed" % (passed, failed))

@@ -1,10 +1,12 @@
 """A host that misbehaves on purpose, for tests/test_pipe.py.
 
-    python3 bad_host.py BASE FRAMING MODE
+    python3 bad_host.py BASE FRAMING MODE [GOOD]
 
 FRAMING is llvm, bitstream or json. The FIFOs must exist. It opens BASE.in for writing, then
 BASE.out for reading (the order LLVM requires), follows the compiler's records far enough to
-reach the point MODE is about, then misbehaves. A 30 s alarm ends it whatever happens.
+reach the point MODE is about, then misbehaves. With GOOD, it first answers GOOD observations
+correctly (advice 7), so the fault comes later in the session. A 30 s alarm ends it whatever
+happens.
 """
 import json
 import os
@@ -97,6 +99,9 @@ def main():
     if mode == "die_before_header":
         os._exit(0)
     c.header()
+    for _ in range(int(sys.argv[4]) if len(sys.argv) > 4 else 0):
+        c.observation()
+        c.reply()
     if mode == "die_after_header":
         os._exit(0)
     if mode == "close_in_early":          # stop answering: close the advice end, keep reading
