@@ -20,23 +20,35 @@ OBJS  = $(patsubst %.c,$(BUILD)/%.o,$(notdir $(SRCS))) $(GEN:.c=.o) $(BUILD)/rt/
 vpath %.c $(SRCDIRS)
 TMPLS = $(sort $(wildcard templates/*.c)) runtime/mlbc_model_desc.h
 
-# The runtime library and the development-mode tools (runtime/, tools/*.c).
+# The runtime library and the development-mode tools (runtime/, tools/*.c). RT_LIBS: what a
+# program linking libmlbc_rt.a needs too (mlbc.pc and the CMake package say the same).
 RT_SRCS = $(sort $(wildcard runtime/*.c))
-RT_OBJS = $(RT_SRCS:runtime/%.c=$(BUILD)/rt/%.o)
+RT_OBJS = $(RT_SRCS:runtime/%.c=$(BUILD)/rt/%.o) $(BUILD)/rt/mlbc.pb-c.o
+RT_LIBS = -lprotobuf-c -ldl -lm -lpthread
 RT_LIB  = $(if $(RT_SRCS),$(BUILD)/libmlbc_rt.a)
 TOOLS   = $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/mlbc-*.c))
 
-all: $(BUILD)/mlbc $(BUILD)/test_unit $(RT_LIB) $(TOOLS)
+all: $(BUILD)/mlbc $(BUILD)/test_unit $(RT_LIB) $(TOOLS) runtime/python/mlbc_gym/mlbc_pb2.py
 
 $(BUILD)/libmlbc_rt.a: $(RT_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/rt/%.o: runtime/%.c $(wildcard runtime/*.h) | $(BUILD)/.dir
+$(BUILD)/rt/%.o: runtime/%.c $(wildcard runtime/*.h) $(BUILD)/rt/mlbc.pb-c.h | $(BUILD)/.dir
+	$(CC) $(CFLAGS) -fPIC -Iruntime -I$(BUILD)/rt -c -o $@ $<
+
+# runtime/mlbc.proto: protoc-c for the runtime, protoc for mlbc_gym (not committed).
+$(BUILD)/rt/mlbc.pb-c.c $(BUILD)/rt/mlbc.pb-c.h: runtime/mlbc.proto | $(BUILD)/.dir
 	@mkdir -p $(BUILD)/rt
-	$(CC) $(CFLAGS) -fPIC -Iruntime -c -o $@ $<
+	protoc-c --proto_path=runtime --c_out=$(BUILD)/rt runtime/mlbc.proto
+
+$(BUILD)/rt/mlbc.pb-c.o: $(BUILD)/rt/mlbc.pb-c.c
+	$(CC) $(CFLAGS) -fPIC -I$(BUILD)/rt -w -c -o $@ $<
+
+runtime/python/mlbc_gym/mlbc_pb2.py: runtime/mlbc.proto
+	protoc --proto_path=runtime --python_out=runtime/python/mlbc_gym runtime/mlbc.proto
 
 $(BUILD)/mlbc-%: tools/mlbc-%.c $(RT_LIB)
-	$(CC) $(CFLAGS) -Iruntime -o $@ $< $(RT_LIB) -ldl -lm -lpthread
+	$(CC) $(CFLAGS) -Iruntime -o $@ $< $(RT_LIB) $(RT_LIBS)
 
 $(BUILD)/test_unit: tests/unit.c $(filter-out $(BUILD)/main.o,$(OBJS))
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -111,7 +123,7 @@ PYTHONDIR  = $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$
 VERSION    = $(shell sed -n 's/^\#define MLBC_VERSION "\(.*\)"/\1/p' compiler/config.h)
 RT_HEADERS = runtime/mlbc_runtime.h runtime/mlbc_model_desc.h
 MANPAGES   = man/mlbc.1 man/mlbc-serve.1 man/mlbc-replay.1
-PY_FILES   = $(sort $(wildcard runtime/python/mlbc_gym/*.py))
+PY_FILES   = $(sort $(wildcard runtime/python/mlbc_gym/*.py) runtime/python/mlbc_gym/mlbc_pb2.py)
 CMAKE_IN   = cmake/mlbcConfig.cmake.in cmake/mlbcConfigVersion.cmake.in
 
 install: all
@@ -193,7 +205,7 @@ $(FUZZ_DIR)/fuzz-model $(FUZZ_DIR)/fuzz-text: $(FUZZ_DIR)/fuzz-%: fuzz/%.c fuzz/
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Icompiler -I$(FUZZ_DIR)/obj -o $@ $< $(FUZZ_COMPILER) $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz-json $(FUZZ_DIR)/fuzz-logread $(FUZZ_DIR)/fuzz-pipe $(FUZZ_DIR)/fuzz-desc: $(FUZZ_DIR)/fuzz-%: fuzz/%.c $(FUZZ_DIR)/obj/.built
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iruntime -o $@ $< $(FUZZ_DIR)/obj/libmlbc_rt.a -ldl -lm -lpthread
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Iruntime -o $@ $< $(FUZZ_DIR)/obj/libmlbc_rt.a $(RT_LIBS)
 
 # Seeds: the example and bad models and the node suite (binary), the text corpus (text).
 fuzz-seeds:
@@ -213,7 +225,7 @@ FUZZ_RUN = mkdir -p $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/crash-$1 && echo "== fuzz-
         $(FUZZ_ARGS_$1) $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/seeds-$1 fuzz/regress/$1
 
 # The Python readers (mlbc_gym): fuzz/gym.py, a stdlib coverage-guided fuzzer, same limits.
-FUZZ_GYM = log llvm bitstream json
+FUZZ_GYM = log llvm bitstream json protobuf
 FUZZ_RUN_GYM = echo "== gym-$1, $(FUZZ_SECONDS) s" && $(PYTHON) fuzz/gym.py $1 --build $(BUILD) \
     --seconds $(FUZZ_SECONDS) --runs $(FUZZ_RUNS) --timeout $(FUZZ_TIMEOUT)
 

@@ -116,7 +116,7 @@ def build(mlbc, work, sizes):
     rt = os.path.join(os.path.dirname(mlbc), "libmlbc_rt.a")
     sh([bench.CC, "-std=c11", *FLAGS, "-I", os.path.join(ROOT, "runtime"),
         os.path.join(HERE, "roundtrip.c"), table] + [d[0] for d in done]
-       + [rt, "-o", driver, "-lpthread", "-ldl", "-lm"], 120)
+       + [rt, "-o", driver, "-lprotobuf-c", "-lpthread", "-ldl", "-lm"], 120)
     return driver, weights, facts
 
 

@@ -9,6 +9,7 @@ Targets, each fed the bytes a peer could send:
     llvm       the host's LLVM InteractiveModelRunner framing (Channel._serve_llvm)
     bitstream  the Bridge's bitstream framing (Channel._serve_bridge)
     json       the Bridge's JSON framing
+    protobuf   the Bridge's protobuf framing (runtime/mlbc.proto; needs make's mlbc_pb2)
 The reader must end in ProtocolError, HostError or EOFError (an empty log) or succeed: any
 other exception, an input running past --timeout seconds or a MemoryError under the address
 space limit is a finding, saved to build/fuzz/crash-gym-TARGET/ with its traceback.
@@ -39,7 +40,7 @@ from mlbc_gym.specs import ProtocolError            # noqa: E402
 
 PACKAGE = os.path.dirname(os.path.abspath(mlbc_gym.__file__))
 EXPECTED = (ProtocolError, host.HostError, EOFError)
-TOKENS = [b'{"features":[', b'{"name":"f","type":"float","shape":[2]}', b'"int64_t"',
+TOKENS = [b"\x0a\x01f", b"\x1a\x0a", b"\x10\x07", b"\x18\x02", b"\x22\x08", b'{"features":[', b'{"name":"f","type":"float","shape":[2]}', b'"int64_t"',
           b'"double"', b'"int32_t"', b'"uint8_t"', b'"advice":', b'"score":', b'"port":1',
           b'{"context":"c"}\n', b'{"observation":0}\n', b'{"outcome":0}\n', b'"shape":[]',
           b'\n', b'{', b'}', b'[', b']', b'"', b':', b',', b'null', b'true', b'-', b'1e9']
@@ -108,6 +109,7 @@ TARGETS = {
     "llvm": lambda d: _serve("llvm", d),
     "bitstream": lambda d: _serve("bitstream", d),
     "json": lambda d: _serve("json", d),
+    "protobuf": lambda d: _serve("protobuf", d),
 }
 
 
@@ -138,6 +140,12 @@ def seeds(target):
         out = [_frame(head + b"\0\0\0?\0\0\0@\n") * 2]
     elif target == "json":
         out = [_frame(b'{"a":[1.5,2],"b":3}') + _frame(b'{"a":[[1],[2]]}')]
+    elif target == "protobuf":
+        from mlbc_gym import mlbc_pb2
+        obs = mlbc_pb2.Observation(context="f", index=0)
+        for name, type, shape, data in (("a", 1, [2], b"\0\0\0?\0\0\0@"), ("b", 7, [], bytes(8))):
+            obs.features.add(name=name, type=type, shape=shape, data=data)
+        out = [_frame(obs.SerializeToString()) * 2]
     return out
 
 

@@ -82,7 +82,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mlbc_tensor_spec features[2] = {mlbc_spec("f", MLBC_INT64, 1, fshape),
                                     mlbc_spec("g", MLBC_FLOAT, 0, NULL)};
     mlbc_tensor_spec advice = advice_spec(data[1]);
-    mlbc_pipe_options opt = {data[0] % 3, 500, NULL};
+    mlbc_pipe_options opt = {data[0] % 4, 500, NULL};
     int out_r = open(out_path, O_RDONLY | O_NONBLOCK);
     char err[256];
     mlbc_runner *r = mlbc_runner_pipe(base, features, 2, &advice, &opt, err, sizeof err);

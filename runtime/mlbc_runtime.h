@@ -166,7 +166,9 @@ int mlbc_model_check(const mlbc_model_desc *model, const mlbc_tensor_spec *featu
 enum {
     MLBC_FRAMING_LLVM = 0,          /* InteractiveModelRunner: JSON lines + raw tensors */
     MLBC_FRAMING_BRIDGE_BITSTREAM,  /* ML-Compiler-Bridge: 8-byte length + JSON header + raw */
-    MLBC_FRAMING_BRIDGE_JSON        /* ML-Compiler-Bridge: 8-byte length + JSON document */
+    MLBC_FRAMING_BRIDGE_JSON,       /* ML-Compiler-Bridge: 8-byte length + JSON document */
+    MLBC_FRAMING_BRIDGE_PROTOBUF    /* ML-Compiler-Bridge: 8-byte length + protobuf message
+                                       (runtime/mlbc.proto: Observation out, Advice in) */
 };
 
 typedef struct mlbc_pipe_options {

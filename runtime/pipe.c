@@ -19,8 +19,15 @@
  *      BASE.out: LEN(8) {"f1":7,"f2":[1,2,3],...}   per evaluate (one element: a scalar)
  *      BASE.in:  LEN(8) {"out":VALUE}                VALUE a number or a (nested) array
  *
+ *  MLBC_FRAMING_BRIDGE_PROTOBUF (the Bridge's protobuf SerDes; messages of runtime/mlbc.proto,
+ *  proto.c):
+ *      BASE.out: LEN(8) Observation{context, index, features}   per evaluate
+ *      BASE.in:  LEN(8) Advice{advice}
+ *      Contexts have no record of their own: each observation names its context, and its
+ *      index counts per context name, as in the LLVM framing.
+ *
  *  LEN is an unsigned 64-bit count of the bytes that follow, in native byte order. The
- *  Bridge framings carry no context records (the Bridge protocol has none).
+ *  bitstream and JSON framings carry no context (the Bridge protocol has none).
  *
  * Robustness: both FIFOs are opened O_NONBLOCK (a blocking open could hang forever), every
  * open, read and write waits with poll() for at most the timeout, SIGPIPE is blocked around
@@ -47,6 +54,7 @@
 
 #include "internal.h"
 #include "json.h"
+#include "proto.h"
 
 #define DEFAULT_TIMEOUT_MS 10000
 #define MAX_ADVICE_BYTES ((size_t)16 << 20)     /* an advice tensor larger than this is refused */
@@ -79,6 +87,7 @@ typedef struct pipe_impl {
     jbuf out;                       /* the record being written */
     unsigned char *rbuf;            /* a Bridge reply being read (at most reply_limit) */
     size_t rcap;
+    proto_obs *pobs;                /* protobuf framing: the Observation over the inputs */
 } pipe_impl;
 
 /* ---- small utilities -------------------------------------------------------------------- */
@@ -473,6 +482,7 @@ static void pipe_destroy(mlbc_runner *r)
     free(p->ctxs);
     free(p->advice);
     free(p->bits_header);
+    proto_obs_free(p->pobs);
     jb_free(&p->out);
     jb_free(&p->pre);
     free(p->out_path);
@@ -515,12 +525,14 @@ static int pipe_set_context(mlbc_runner *r, const char *name)
         return -1;
     if (!name)
         name = "";
-    if (p->framing != MLBC_FRAMING_LLVM)
-        return 0;                   /* the Bridge protocol has no contexts */
+    if (p->framing != MLBC_FRAMING_LLVM && p->framing != MLBC_FRAMING_BRIDGE_PROTOBUF)
+        return 0;                   /* the Bridge's bitstream and JSON have no contexts */
     if (select_context(p, name)) {
         runner_fail(r, "pipe %s: out of memory", p->base);
         return -1;
     }
+    if (p->framing == MLBC_FRAMING_BRIDGE_PROTOBUF)
+        return 0;                   /* named in each Observation */
     p->out.len = 0;
     jb_raw(&p->out, "{\"context\":", 11);
     jb_str(&p->out, name);
@@ -584,6 +596,12 @@ static void build_observation(mlbc_runner *r, pipe_impl *p)
             jb_raw(b, r->inputs[i], mlbc_spec_bytes(&r->specs[i]));
         jb_raw(b, "\n", 1);
         return;
+    }
+    case MLBC_FRAMING_BRIDGE_PROTOBUF: {
+        ctx_count *c = &p->ctxs[p->cur];
+        jb_raw(b, (const char *)&len, 8);
+        proto_obs_pack(p->pobs, c->name, c->next++, b);
+        break;
     }
     case MLBC_FRAMING_BRIDGE_BITSTREAM:
         jb_raw(b, (const char *)&len, 8);
@@ -760,6 +778,13 @@ static int recv_reply(mlbc_runner *r, pipe_impl *p)
         return -1;
     if (p->framing == MLBC_FRAMING_BRIDGE_JSON)
         return parse_json_reply(r, p, (size_t)len);
+    if (p->framing == MLBC_FRAMING_BRIDGE_PROTOBUF) {
+        char msg[200];
+        if (!proto_advice_unpack(&r->advice, p->rbuf, (size_t)len, p->advice, msg, sizeof msg))
+            return 0;
+        runner_fail(r, "pipe %s: bad protobuf reply: %s", p->base, msg);
+        return -1;
+    }
     if (len == p->advice_bytes) {
         memcpy(p->advice, p->rbuf, p->advice_bytes);
         return 0;
@@ -810,17 +835,18 @@ static int check_pipe_options(const char *channel_base, int framing, char *err, 
         return -1;
     }
     if (framing != MLBC_FRAMING_LLVM && framing != MLBC_FRAMING_BRIDGE_BITSTREAM &&
-        framing != MLBC_FRAMING_BRIDGE_JSON) {
+        framing != MLBC_FRAMING_BRIDGE_JSON && framing != MLBC_FRAMING_BRIDGE_PROTOBUF) {
         set_err(err, errlen, "pipe: unknown framing %d", framing);
         return -1;
     }
-    return 0;
+    return framing == MLBC_FRAMING_BRIDGE_PROTOBUF ? proto_check_host(err, errlen) : 0;
 }
 
 /* The LLVM and bitstream headers name element types as LLVM's TensorSpec does. */
 static int check_llvm_names(const mlbc_runner *r, int framing, char *err, size_t errlen)
 {
-    for (int i = -1; i < r->ninputs && framing != MLBC_FRAMING_BRIDGE_JSON; i++) {
+    int named = framing == MLBC_FRAMING_LLVM || framing == MLBC_FRAMING_BRIDGE_BITSTREAM;
+    for (int i = -1; i < r->ninputs && named; i++) {
         const mlbc_tensor_spec *s = i < 0 ? &r->advice : &r->specs[i];
         if (!mlbc_type_llvm_name(s->type)) {
             set_err(err, errlen, "pipe: %s '%s': element type %d has no LLVM TensorSpec "
@@ -867,6 +893,9 @@ static int alloc_pipe(mlbc_runner *r, pipe_impl *p, const char *channel_base)
     if (!p->base || !p->advice || (p->framing != MLBC_FRAMING_LLVM && !p->rbuf) ||
         !p->out_path || runner_own_unbound(r))
         return -1;
+    if (p->framing == MLBC_FRAMING_BRIDGE_PROTOBUF &&
+        (!(p->pobs = proto_obs_new(r)) || select_context(p, "")))
+        return -1;
     snprintf(p->out_path, plen + 5, "%s.out", channel_base);
     return p->framing == MLBC_FRAMING_BRIDGE_BITSTREAM ? save_bits_header(r, p) : 0;
 }
@@ -885,6 +914,8 @@ static int new_pipe(mlbc_runner *r, const char *channel_base, const mlbc_pipe_op
         p->advice_count = mlbc_spec_count(&r->advice);
         p->reply_limit = p->framing == MLBC_FRAMING_BRIDGE_JSON
                              ? JSON_REPLY_SLACK + (size_t)p->advice_count * 64
+                         : p->framing == MLBC_FRAMING_BRIDGE_PROTOBUF
+                             ? proto_advice_limit(&r->advice)
                              : p->advice_bytes;
     }
     if (!p || alloc_pipe(r, p, channel_base)) {

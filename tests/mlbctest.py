@@ -22,6 +22,19 @@ class Failure(Exception):
     pass
 
 
+# What a program linking the runtime (libmlbc_rt.a) needs after it, as the Makefile's RT_LIBS.
+RT_LIBS = ["-lprotobuf-c", "-ldl", "-lm", "-lpthread"]
+
+
+def runtime_sources(build):
+    """The runtime built from source (sanitizer builds): its C files, the protoc-c output of
+    runtime/mlbc.proto in BUILD/rt, and the include flags both need."""
+    rt = os.path.join(ROOT, "runtime")
+    srcs = sorted(os.path.join(rt, f) for f in os.listdir(rt) if f.endswith(".c"))
+    gen = os.path.join(os.path.abspath(build), "rt")
+    return srcs + [os.path.join(gen, "mlbc.pb-c.c")], ["-I" + rt, "-I" + gen]
+
+
 def run(cmd, timeout=120, **kw):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)

@@ -17,7 +17,7 @@ import mlbctest
 
 ROOT = mlbctest.ROOT
 TARGETS = ["model", "text", "json", "logread", "pipe", "desc"]
-GYM_TARGETS = ["log", "llvm", "bitstream", "json"]
+GYM_TARGETS = ["log", "llvm", "bitstream", "json", "protobuf"]
 # As make fuzz runs them (Makefile FUZZ_ASAN_*): the compiler's targets check no leaks.
 ASAN = {"model": "detect_leaks=0", "text": "detect_leaks=0"}
 

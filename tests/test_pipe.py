@@ -24,6 +24,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 
 import mlbc_gym  # noqa: E402
+import mlbctest  # noqa: E402
 from mlbc_gym import LogReader, LogWriter, ProtocolError, TensorSpec  # noqa: E402
 
 TIMEOUT_MS = 1000           # the client's pipe timeout in the misbehaving-host tests
@@ -53,10 +54,8 @@ def build(build_dir):
     out = os.path.join(build_dir, "test_pipe")
     os.makedirs(out, exist_ok=True)
     lib = os.path.join(build_dir, "libmlbc_rt.a")
-    rt_srcs = sorted(os.path.join(ROOT, "runtime", f) for f in os.listdir(
-        os.path.join(ROOT, "runtime")) if f.endswith(".c"))
-    common = ["-std=c11", "-Wall", "-Wextra", "-D_GNU_SOURCE",
-              "-I" + os.path.join(ROOT, "runtime")]
+    rt_srcs, rt_inc = mlbctest.runtime_sources(build_dir)
+    common = ["-std=c11", "-Wall", "-Wextra", "-D_GNU_SOURCE"] + rt_inc
     bins = {}
     for prog in ("pipe_client", "pipe_logtool", "soak_client"):
         src = os.path.join(HERE, "pipe", prog + ".c")
@@ -64,10 +63,10 @@ def build(build_dir):
         san = os.path.join(out, prog + "_asan")
         cmds = [
             ["cc", "-O1", "-g", "-Werror"] + common +
-            ["-o", plain, src, lib, "-ldl", "-lm", "-lpthread"],
+            ["-o", plain, src, lib] + mlbctest.RT_LIBS,
             ["cc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
              "-fno-sanitize-recover=undefined", "-Wno-unused-parameter"] + common +
-            ["-o", san, src] + rt_srcs + ["-ldl", "-lm", "-lpthread"],
+            ["-o", san, src] + rt_srcs + mlbctest.RT_LIBS,
         ]
         for cmd, path, kind in zip(cmds, (plain, san), ("plain", "asan")):
             p = subprocess.run(cmd, capture_output=True, text=True)
@@ -160,7 +159,7 @@ def test_good_host(bins):
     for kind in ("plain", "asan"):
         if ("pipe_client", kind) not in bins:
             continue
-        for framing in ("llvm", "bitstream", "json"):
+        for framing in ("llvm", "bitstream", "json", "protobuf"):
             for advice in ("int64", "float", "int64x3"):
                 name = "host %s framing, %s advice, 2 sessions, adjacent contexts (%s)" % (
                     framing, advice, kind)
@@ -177,13 +176,15 @@ def test_good_host(bins):
                     problems.append("host errors %r" % res.errors)
                 if sum(s.observations for s in res.sessions) != 8:
                     problems.append("host counted %d observations" % res.observations)
-                if framing == "llvm":
+                if framing in ("llvm", "protobuf"):
                     # LLVM numbering: per context name; "" gets 0,1; f2 0; f1 0 (f1 had
-                    # no observation when f2 started, so its first one is 0)
+                    # no observation when f2 started, so its first one is 0). The protobuf
+                    # framing names the context in each observation, numbered the same way.
                     want_calls = [("", 0, 0), ("", 1, 1), ("f2", 0, 2), ("f1", 0, 3)] * 2
                     if calls != want_calls:
                         problems.append("policy calls %r" % calls)
-                    if len(res.sessions) != 2 or res.sessions[0].contexts != ["", "f1", "f2", "f1"]:
+                    if framing == "llvm" and (len(res.sessions) != 2 or
+                                              res.sessions[0].contexts != ["", "f1", "f2", "f1"]):
                         problems.append("sessions %r contexts %r" % (
                             res.sessions, [s.contexts for s in res.sessions]))
                 else:
@@ -205,7 +206,7 @@ def test_good_host(bins):
               "%r %r %r" % (res, calls, out))
 
         if mlbc_gym.have_numpy():
-            for framing in ("llvm", "bitstream", "json"):
+            for framing in ("llvm", "bitstream", "json", "protobuf"):
                 with tempfile.TemporaryDirectory() as tmp:
                     res, out, err, calls, _ = good_run(tmp, bins, "plain", framing, "int64",
                                                        ["obs=3"], sessions=1, as_numpy=True)
@@ -298,6 +299,23 @@ BAD = [
     ("garbage reply", "bitstream", "garbage", [], {3},
      r"eval-error .*3-byte reply, the advice has 8 bytes"),
     ("garbage reply", "json", "garbage", [], {3}, r"eval-error .*reply is not JSON"),
+    ("host dies after the header", "protobuf", "die_after_header", [], {3},
+     r"eval-error .*closed .*\.(out|in) before its first answer.*no host reopened it"),
+    ("host dies in the middle of a reply", "protobuf", "die_mid_reply", [], {3},
+     r"eval-error .*end of file\) after 2 of the 8 bytes"),
+    ("host stalls (no reply)", "protobuf", "stall", [], {3}, r"eval-error .*within 1000 ms"),
+    ("long reply", "protobuf", "long", [], {3}, r"eval-error .*sent 4 byte\(s\) more"),
+    ("huge length prefix", "protobuf", "huge_length", [], {3}, r"eval-error .*refused"),
+    ("garbage reply", "protobuf", "garbage", [], {3},
+     r"eval-error .*not an mlbc.Advice message \(3 bytes\)"),
+    ("protobuf reply of another type", "protobuf", "proto_type", [], {3},
+     r"element type 1, the advice spec 7"),
+    ("protobuf reply of another size", "protobuf", "proto_size", [], {3},
+     r"advice tensor has 4 bytes, the advice 8"),
+    ("protobuf reply of another shape", "protobuf", "proto_shape", [], {3},
+     r"shape does not hold the 1 element"),
+    ("protobuf reply without a tensor", "protobuf", "proto_no_tensor", [], {3},
+     r"Advice message has no advice tensor"),
     ("JSON reply without \"out\"", "json", "json_no_out", [], {3}, r"no \"out\" member"),
     ("JSON reply with 2 values for 1", "json", "json_count", [], {3},
      r"has 2 value\(s\), the advice has 1"),

@@ -81,16 +81,16 @@ def build(build_dir, work):
         return None
     src = os.path.join(ROOT, "tests", "runtime", "test_runtime.c")
     objs = [os.path.join(work, "inliner.o"), os.path.join(work, "selector.o")]
-    inc = ["-I", RT, "-I", work]
+    rt_srcs, rt_inc = mlbctest.runtime_sources(build_dir)
+    inc = rt_inc + ["-I", work]
     exes = {}
     variants = (
         ("plain", CFLAGS + inc + [src] + objs + [lib]),
-        ("asan", CFLAGS + SAN + inc + [src] + objs
-         + sorted(os.path.join(RT, f) for f in os.listdir(RT) if f.endswith(".c"))),
+        ("asan", CFLAGS + SAN + inc + [src] + objs + rt_srcs),
     )
     for tag, args in variants:
         exe = os.path.join(work, "test_runtime" + ("" if tag == "plain" else "_" + tag))
-        r = run(["cc"] + args + ["-o", exe, WRAP, "-ldl", "-lm", "-lpthread"])
+        r = run(["cc"] + args + ["-o", exe, WRAP] + mlbctest.RT_LIBS)
         warn = [l for l in text(r.stderr).splitlines() if "warning:" in l]
         if not result(r.returncode == 0 and not warn, "build test_runtime (%s, no warnings)" % tag,
                       (warn or text(r.stderr).splitlines() or ["?"])[0]):

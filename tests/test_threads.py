@@ -36,11 +36,11 @@ def build(mlbc, model, work):
     if r.returncode:
         return result(False, "%s: mlbc" % name, r.stderr.strip()[:300])
     exe = os.path.join(d, "threads")
-    rt = sorted(glob.glob(os.path.join(RT, "*.c")))
-    r = subprocess.run(["clang-19", "-std=c11", "-D_GNU_SOURCE", *TSAN, "-I", d, "-I", RT,
+    rt, rt_inc = mlbctest.runtime_sources(os.path.dirname(mlbc))
+    r = subprocess.run(["clang-19", "-std=c11", "-D_GNU_SOURCE", *TSAN, "-I", d, *rt_inc,
                         "-include", "model.h", "-DMODEL_DESC=model_desc",
                         os.path.join(HERE, "threads.c"), c, *rt, "-o", exe,
-                        "-ldl", "-lm", "-lpthread"], capture_output=True, text=True)
+                        *mlbctest.RT_LIBS], capture_output=True, text=True)
     if r.returncode:
         return result(False, "%s: clang-19 -fsanitize=thread" % name, r.stderr.strip()[:300])
     return exe

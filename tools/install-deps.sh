@@ -1,7 +1,7 @@
 #!/bin/sh
 # Install the Debian packages mlbc needs. Idempotent; silent when all are present.
 set -e
-PKGS="make gcc protobuf-c-compiler libprotobuf-c-dev flex bison libopenblas-dev libonnx-dev
+PKGS="make gcc protobuf-c-compiler libprotobuf-c-dev protobuf-compiler python3-protobuf flex bison libopenblas-dev libonnx-dev
 python3-onnx python3-numpy clang-19 llvm-19-dev libclang-rt-19-dev gcc-12-plugin-dev
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 cmake pkg-config man-db groff-base python3-pip python3-setuptools python3-wheel"

@@ -80,5 +80,5 @@ run "$CXX" $cxxflags -I"$work" "-DMLBC_POLICY_NAME=$name" \
 # shellcheck disable=SC2046
 run "$CXX" -shared -fPIC -o "$out.tmp" "$core" "$work/_policy.o" "$work/_model.o" \
     "$rtlib" -Wl,--exclude-libs,ALL -Wl,-z,defs $("$LLVM_CONFIG" --ldflags) \
-    $("$LLVM_CONFIG" --libs) -lm -lpthread -ldl
+    $("$LLVM_CONFIG" --libs) -lprotobuf-c -lm -lpthread -ldl
 mv -f "$out.tmp" "$out"

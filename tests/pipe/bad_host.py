@@ -2,7 +2,7 @@
 
     python3 bad_host.py BASE FRAMING MODE [GOOD]
 
-FRAMING is llvm, bitstream or json. The FIFOs must exist. It opens BASE.in for writing, then
+FRAMING is llvm, bitstream, json or protobuf. The FIFOs must exist. It opens BASE.in for writing, then
 BASE.out for reading (the order LLVM requires), follows the compiler's records far enough to
 reach the point MODE is about, then misbehaves. With GOOD, it first answers GOOD observations
 correctly (advice 7), so the fault comes later in the session. A 30 s alarm ends it whatever
@@ -14,6 +14,20 @@ import signal
 import struct
 import sys
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), "runtime", "python"))
+
+
+def advice_message(value=7, type=7, shape=(), data=None):
+    """An mlbc.Advice (runtime/mlbc.proto) of an int64 VALUE, or of the given fields."""
+    from mlbc_gym import mlbc_pb2
+    m = mlbc_pb2.Advice()
+    m.advice.name, m.advice.type = "advice", type
+    m.advice.shape.extend(shape)
+    m.advice.data = struct.pack("=q", value) if data is None else data
+    return m.SerializeToString()
+
 
 SIZES = {"float": 4, "double": 8, "int8_t": 1, "uint8_t": 1, "int16_t": 2, "uint16_t": 2,
          "int32_t": 4, "uint32_t": 4, "int64_t": 8, "uint64_t": 8}
@@ -78,6 +92,9 @@ class Conn:
             return struct.pack("=q", value)
         if self.framing == "bitstream":
             return struct.pack("=Q", 8) + struct.pack("=q", value)
+        if self.framing == "protobuf":
+            body = advice_message(value)
+            return struct.pack("=Q", len(body)) + body
         body = json.dumps({"out": value}).encode()
         return struct.pack("=Q", len(body)) + body
 
@@ -154,6 +171,18 @@ def main():
             bridge(c, b"hello, world")
         else:
             bridge(c, b"abc")
+        time.sleep(30)
+    elif mode == "proto_type":            # a float advice for an int64 one
+        bridge(c, advice_message(type=1))
+        time.sleep(30)
+    elif mode == "proto_size":
+        bridge(c, advice_message(data=b"\0\0\0\0"))
+        time.sleep(30)
+    elif mode == "proto_shape":
+        bridge(c, advice_message(shape=(2,)))
+        time.sleep(30)
+    elif mode == "proto_no_tensor":       # a well-formed message without its one field
+        bridge(c, b"\x18\x01")             # (field 3, unknown: skipped)
         time.sleep(30)
     elif mode == "json_no_out":
         bridge(c, b'{"advice": 1}')

@@ -1,6 +1,6 @@
 /* pipe_client - a compiler stand-in for tests/test_pipe.py: drives mlbc_runner_pipe.
  *
- *   pipe_client BASE [--framing llvm|bitstream|json] [--timeout MS] [--advice TYPE[xN]]
+ *   pipe_client BASE [--framing llvm|bitstream|json|protobuf] [--timeout MS] [--advice TYPE[xN]]
  *               [--sessions S] [--context NAME] [--big N] [OP...]
  *   OP: ctx=NAME (a context record) | obs=N (N evaluations) | sleep=MS; default: obs=3
  *
@@ -108,6 +108,7 @@ int main(int argc, char **argv)
             const char *f = argv[++i];
             opt.framing = !strcmp(f, "bitstream") ? MLBC_FRAMING_BRIDGE_BITSTREAM
                         : !strcmp(f, "json") ? MLBC_FRAMING_BRIDGE_JSON
+                        : !strcmp(f, "protobuf") ? MLBC_FRAMING_BRIDGE_PROTOBUF
                         : !strcmp(f, "llvm") ? MLBC_FRAMING_LLVM : 99;
         } else if (!strcmp(argv[i], "--timeout") && i + 1 < argc) {
             opt.timeout_ms = atoi(argv[++i]);

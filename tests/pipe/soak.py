@@ -5,8 +5,8 @@ long-lived trainer), with a fault injected into most of them at a random point:
     host killed          bad_host.py die_after_header / die_mid_reply, after K good answers
     host stalled         bad_host.py stall: silent past the runner's timeout
     truncated reply      bad_host.py short
-    oversized reply      bad_host.py long, huge_length (Bridge framings)
-    garbage              bad_host.py garbage (Bridge framings)
+    oversized reply      bad_host.py long, huge_length (length-prefixed framings)
+    garbage              bad_host.py garbage (length-prefixed framings)
     FIFO deleted         the FIFOs are removed before the runner opens them
     compiler killed      a pipe_client sending 256 KB observations gets SIGKILL mid-stream
 
@@ -38,11 +38,12 @@ sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 
 import mlbc_gym                 # noqa: E402
 
-FRAMINGS = ("llvm", "bitstream", "json")
+FRAMINGS = ("llvm", "bitstream", "json", "protobuf")
 BAD_MODES = {  # mode -> framings it applies to
-    "die_after_header": FRAMINGS, "die_mid_reply": ("llvm", "bitstream"),
-    "stall": FRAMINGS, "short": ("llvm", "bitstream"), "long": FRAMINGS,
-    "huge_length": ("bitstream", "json"), "garbage": ("bitstream", "json"),
+    "die_after_header": FRAMINGS, "die_mid_reply": ("llvm", "bitstream", "protobuf"),
+    "stall": FRAMINGS, "short": ("llvm", "bitstream", "protobuf"), "long": FRAMINGS,
+    "huge_length": ("bitstream", "json", "protobuf"),
+    "garbage": ("bitstream", "json", "protobuf"),
 }
 SESSION_BOUND = 10.0            # seconds any session may take, faults included
 WARM_UP = 50                    # sessions before the first RSS / descriptor reading

@@ -28,7 +28,8 @@ static double now_ms(void)
 static int framing_of(const char *s)
 {
     return !strcmp(s, "bitstream") ? MLBC_FRAMING_BRIDGE_BITSTREAM
-         : !strcmp(s, "json") ? MLBC_FRAMING_BRIDGE_JSON : MLBC_FRAMING_LLVM;
+         : !strcmp(s, "json") ? MLBC_FRAMING_BRIDGE_JSON
+         : !strcmp(s, "protobuf") ? MLBC_FRAMING_BRIDGE_PROTOBUF : MLBC_FRAMING_LLVM;
 }
 
 /* Runs one session's evaluations on R, printing its result line. */

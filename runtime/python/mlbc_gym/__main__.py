@@ -24,7 +24,7 @@ def main(argv=None):
     s.add_argument("base")
     s.add_argument("--policy", help="MODULE:FUNCTION or FILE.py:FUNCTION")
     s.add_argument("--constant", default="0", help="answer this value (default 0)")
-    s.add_argument("--framing", default="llvm", choices=["llvm", "bitstream", "json"])
+    s.add_argument("--framing", default="llvm", choices=["llvm", "bitstream", "json", "protobuf"])
     s.add_argument("--advice", default="int64_t", help="advice type for the Bridge framings")
     s.add_argument("--record", help="save what the compiler sent to this file")
     s.add_argument("--timeout", type=float, help="kill the command after this many seconds")

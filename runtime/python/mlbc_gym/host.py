@@ -26,9 +26,10 @@ import threading
 import time
 
 from .log import LogReader, observation_number
-from .specs import TYPES, ProtocolError, TensorSpec, _np, dumps, flatten, loads, spec as _spec
+from .specs import (ONNX_CODES, ONNX_TYPES, TYPES, ProtocolError, TensorSpec, _np, dumps,
+                    flatten, loads, spec as _spec)
 
-FRAMINGS = ("llvm", "bitstream", "json")
+FRAMINGS = ("llvm", "bitstream", "json", "protobuf")
 MAX_MESSAGE = 1 << 28           # largest Bridge message accepted (bytes)
 _SLICE = 0.05                   # poll slice, seconds
 _SLICE_MS = int(_SLICE * 1000)
@@ -47,7 +48,7 @@ class Session:
         self.features = None        # list of TensorSpec (LLVM and bitstream framings)
         self.advice = None          # TensorSpec
         self.observations = 0
-        self.contexts = []          # context names in order of appearance (LLVM framing)
+        self.contexts = []          # context names in order of appearance (LLVM, protobuf)
         self.error = None           # None, or a message
 
     def __repr__(self):
@@ -393,7 +394,12 @@ class Channel:
         sess.advice = advice
         encode = _advice_encoder(advice)
         self._bitstream_line = None
-        index = 0
+        index, context = 0, None
+        if self.framing == "protobuf":
+            pb = _mlbc_pb2()
+            reply = pb.Advice()
+            reply.advice.name, reply.advice.type = advice.name, ONNX_CODES[advice.type]
+            reply.advice.shape.extend(advice.shape)
         while True:
             hdr = stream.read(8)
             if not hdr:
@@ -409,11 +415,16 @@ class Channel:
                 raise ProtocolError("truncated message (%d of %d bytes)" % (len(msg), n))
             if self.framing == "bitstream":
                 features = self._parse_bitstream(sess, msg)
+            elif self.framing == "protobuf":
+                features, context, index = self._parse_protobuf(sess, pb, msg)
             else:
                 features = self._parse_json(msg)
-            out = self.policy(features, None, index)
+            out = self.policy(features, context, index)
             if self.framing == "bitstream":
                 body = encode(out)
+            elif self.framing == "protobuf":
+                reply.advice.data = encode(out)
+                body = reply.SerializeToString()
             else:
                 if isinstance(out, (bytes, bytearray)):
                     raise HostError("the JSON framing cannot send raw bytes")
@@ -462,6 +473,28 @@ class Channel:
                                 % (len(msg) - off))
         return feats
 
+    def _parse_protobuf(self, sess, pb, msg):
+        """(features, context, index) of an mlbc.Observation message."""
+        try:
+            obs = pb.Observation.FromString(msg)
+        except Exception as e:      # google.protobuf's DecodeError, or a RuntimeWarning's kin
+            raise ProtocolError("the message is not an mlbc.Observation: %s" % e)
+        feats, specs = {}, []
+        for t in obs.features:
+            if t.type not in ONNX_TYPES:
+                raise ProtocolError("tensor %r: unknown element type %d" % (t.name, t.type))
+            try:
+                s = TensorSpec(t.name, ONNX_TYPES[t.type], t.shape)
+            except ValueError as e:
+                raise ProtocolError("tensor %r: %s" % (t.name, e))
+            feats[s.name] = s.decode(t.data, self.numpy)
+            specs.append(s)
+        if sess.features is None:
+            sess.features = specs
+        if not sess.contexts or sess.contexts[-1] != obs.context:
+            sess.contexts.append(obs.context)
+        return feats, obs.context, obs.index
+
     def _parse_json(self, msg):
         try:
             obj = loads(msg)
@@ -477,6 +510,17 @@ class Channel:
                 v = np.asarray(v)
             feats[k] = v
         return feats
+
+
+def _mlbc_pb2():
+    """runtime/mlbc.proto for Python (protoc's output, made by make; needs python3-protobuf):
+    imported only by the protobuf framing, so the others stay standard-library only."""
+    try:
+        from . import mlbc_pb2
+    except ImportError as e:
+        raise HostError("the protobuf framing needs mlbc_pb2 (run make: protoc generates it "
+                        "from runtime/mlbc.proto) and python3-protobuf: %s" % e)
+    return mlbc_pb2
 
 
 # ---- serving ---------------------------------------------------------------------------------

@@ -26,6 +26,12 @@ TYPES = {
     "uint64_t": ("Q", 8, "uint64"),
 }
 
+# ONNX TensorProto.DataType codes (mlbc.proto's Tensor.type, mlbc_runtime.h's MLBC_*) <->
+# LLVM names; ONNX's bool (9) travels as one byte, read as uint8_t.
+ONNX_CODES = {"float": 1, "uint8_t": 2, "int8_t": 3, "uint16_t": 4, "int16_t": 5,
+              "int32_t": 6, "int64_t": 7, "double": 11, "uint32_t": 12, "uint64_t": 13}
+ONNX_TYPES = dict([(c, t) for t, c in ONNX_CODES.items()] + [(9, "uint8_t")])
+
 # Convenience aliases accepted wherever a type name is expected.
 ALIASES = {"int64": "int64_t", "int32": "int32_t", "int16": "int16_t", "int8": "int8_t",
            "uint64": "uint64_t", "uint32": "uint32_t", "uint16": "uint16_t",
