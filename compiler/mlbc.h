@@ -468,6 +468,10 @@ uint64_t fnv1a(uint64_t h, const char *s);              /* the fingerprint's has
 /* Writes OUT.h, OUT.c and with o->weights_file the weights file, each to a temporary name
  * renamed at the end; on error none is left behind and mlbc dies. */
 void write_output(const Output *out, const Options *o, const char *c_path, const char *h_path);
+/* Its two writers that pack the weights (the fuzz targets write them to /dev/null): OUT.c
+ * with the weights embedded unless o->weights_file, and the weights file. */
+void write_c(FILE *f, const Output *out, const Options *o);
+void write_weights_file(FILE *f, const Output *out, const Options *o);
 double now_seconds(void);               /* a monotonic clock, for -v */
 void progress(const Options *o, const char *what, double done, double total);
 

@@ -280,7 +280,7 @@ static Sink sink_open(FILE *f, int text)
 }
 
 /* Header (its sum is known only at the end, so it is written last), then the payload. */
-static void write_weights_file(FILE *f, const Output *out, const Options *o)
+void write_weights_file(FILE *f, const Output *out, const Options *o)
 {
     unsigned char h[WEIGHTS_HEADER];
     file_header(h, out, 0);
@@ -296,7 +296,7 @@ static void write_weights_file(FILE *f, const Output *out, const Options *o)
 
 /* OUT.c: the code before the weights, the weights as one string literal read through a
  * union (C99's way to view bytes as the struct), the rest of the code. */
-static void write_c(FILE *f, const Output *out, const Options *o)
+void write_c(FILE *f, const Output *out, const Options *o)
 {
     fwrite(out->c_head.p, 1, out->c_head.len, f);
     if (!o->weights_file && out->w.n) {
