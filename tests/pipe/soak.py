@@ -46,8 +46,25 @@ BAD_MODES = {  # mode -> framings it applies to
     "garbage": ("bitstream", "json", "protobuf"),
 }
 SESSION_BOUND = 10.0            # seconds any session may take, faults included
+# The runner's timeout where a fault is expected: a stalled host costs this much, and a
+# loaded machine may take a few hundred ms to start a misbehaving host's Python.
+HOST_TIMEOUT_MS = 1000
 WARM_UP = 50                    # sessions before the first RSS / descriptor reading
 SAMPLE = 10                     # sessions between readings
+
+
+def build_clients(build):
+    """soak_client and pipe_client built against BUILD/libmlbc_rt.a into BUILD/soak/ (the
+    soak runs without tests/test_pipe.py); returns that folder."""
+    out = os.path.join(build, "soak")
+    os.makedirs(out, exist_ok=True)
+    for prog in ("soak_client", "pipe_client"):
+        subprocess.run(["cc", "-O1", "-g", "-std=c11", "-Wall", "-Wextra", "-Werror",
+                        "-D_GNU_SOURCE", "-I" + os.path.join(ROOT, "runtime"), "-o",
+                        os.path.join(out, prog), os.path.join(HERE, prog + ".c"),
+                        os.path.join(build, "libmlbc_rt.a"), "-lprotobuf-c", "-ldl", "-lm",
+                        "-lpthread"], check=True)
+    return out
 
 
 def rss_kb(pid):
@@ -63,13 +80,13 @@ def nfds(pid):
 
 
 class Soak:
-    def __init__(self, build, seed):
+    def __init__(self, bins, seed):
         self.rnd = random.Random(seed)
         self.dir = tempfile.mkdtemp(prefix="mlbc-soak-")
         self.base = os.path.join(self.dir, "ch")
-        self.client = subprocess.Popen([os.path.join(build, "test_pipe", "soak_client")],
+        self.client = subprocess.Popen([os.path.join(bins, "soak_client")],
                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        self.pipe_client = os.path.join(build, "test_pipe", "pipe_client")
+        self.pipe_client = os.path.join(bins, "pipe_client")
         self.problems = []
         self.counts = {}
         self.seconds = {}           # per kind of session
@@ -130,7 +147,7 @@ class Soak:
         good = self.rnd.randint(0, 3)
         host = subprocess.Popen([sys.executable, os.path.join(HERE, "bad_host.py"), self.base,
                                  framing, mode, str(good)], stdin=subprocess.DEVNULL)
-        line = self.ask(i, framing, good + 3, 300)
+        line = self.ask(i, framing, good + 3, HOST_TIMEOUT_MS)
         host.kill()
         host.wait()
         if line is not None:
@@ -144,7 +161,7 @@ class Soak:
     def fifo_deleted(self, i, framing):
         for path in (self.base + ".in", self.base + ".out"):
             os.unlink(path)
-        line = self.ask(i, framing, 2, 300)
+        line = self.ask(i, framing, 2, HOST_TIMEOUT_MS)
         if line is not None and not line.startswith("open-fail"):
             self.problem(i, "FIFOs deleted: %r (want open-fail)" % line)
         self.fifos()
@@ -211,7 +228,7 @@ def main():
     ap.add_argument("--runner-slack-kb", type=int, default=256)
     ap.add_argument("--host-slack-kb", type=int, default=4096)
     args = ap.parse_args()
-    soak = Soak(os.path.abspath(args.build), args.seed)
+    soak = Soak(build_clients(os.path.abspath(args.build)), args.seed)
     try:
         seconds, samples = soak.run(args.sessions)
     finally:
