@@ -4,7 +4,9 @@ PREFIX ?= /usr/local
 CC     ?= cc
 PYTHON ?= /usr/bin/python3
 CFLAGS ?= -O2 -g
-CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE
+# Appended even to a CFLAGS given on the command line (sanitizer and fuzz builds): the
+# language and the feature macros the sources need.
+override CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE
 CPPFLAGS += -Icompiler -I$(BUILD)
 LDLIBS  = -lprotobuf-c -lm
 

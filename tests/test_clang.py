@@ -31,6 +31,8 @@ LLVM_CONFIG = "llvm-config-19"
 TIMEOUT = 120                   # seconds, for every compiler run
 run = functools.partial(harness.run, timeout=TIMEOUT)
 check_run = functools.partial(harness.check_run, timeout=TIMEOUT)
+SAN_FLAGS = ("-O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer "
+             "-fno-sanitize-recover=all")           # as tests/test_errors.py builds mlbc
 
 INLINER_FEATURES = (
     "sroa_savings sroa_losses load_elimination call_penalty call_argument_setup "
@@ -82,6 +84,16 @@ class Ctx(harness.Ctx):
                        os.path.join(d, "policy.c"), "-o", exe, "-lm"], "cc inliner_direct")
             return exe
         return self.fixture("inliner_direct", make)
+
+    def san_tool(self, name):
+        """BUILD/asan/NAME: the tool built with ASan+UBSan (the build tests/test_errors.py
+        makes for mlbc), every report fatal."""
+        def make():
+            san = os.path.join(self.build, "asan")
+            check_run(["make", "-s", "BUILD=" + san, "CFLAGS=" + SAN_FLAGS,
+                       os.path.join(san, name)], "make %s (ASan+UBSan)" % name, cwd=ROOT)
+            return os.path.join(san, name)
+        return self.fixture("san:" + name, make)
 
     def c_tool(self, name):
         """tests/clang/NAME.c linked with the runtime library."""
@@ -434,6 +446,25 @@ def read_decisions(gym, log, name):
     """[(context, id, feature dict)] and the recorded decision, from a log."""
     r, obs = gym.read_log(log)
     return r, [(o.context, o.id, o.features, o.features[name][0]) for o in obs]
+
+
+def t_serve_sanitized(ctx):
+    """mlbc-serve and mlbc-replay built with ASan+UBSan: the inliner session and its replay
+    end cleanly with the plain tools' decisions, and no sanitizer says a word."""
+    so = ctx.policy_so("inliner.onnx", "policy")
+    serve, replay = ctx.san_tool("mlbc-serve"), ctx.san_tool("mlbc-replay")
+    d = ctx.fresh("serve-asan")
+    base, log, obj = os.path.join(d, "ch"), os.path.join(d, "serve.log"), os.path.join(d, "s.o")
+    cmd = [serve] + serve_cmd(ctx, so, base, log)[1:] + ["--"] + compile_cmd(
+        ctx, "tests/clang/calls.c", obj, inliner_flags(base))
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1:abort_on_error=0",
+               UBSAN_OPTIONS="print_stacktrace=1")
+    r = check_run(cmd, "mlbc-serve (ASan+UBSan)", env=env)
+    rp = check_run([replay, "--model", so, "--check", log], "mlbc-replay (ASan+UBSan)", env=env)
+    plain = check_run([ctx.tool("mlbc-replay"), "--model", so, "--check", log], "mlbc-replay")
+    reports = [t for t in (r.stderr, rp.stderr) if b"Sanitizer" in t or b"runtime error" in t]
+    expect(not reports, "sanitizer report: %s" % (reports[0][-600:] if reports else ""))
+    expect(rp.stdout == plain.stdout and rp.stdout, "the sanitized replay differs")
 
 
 def t_serve_inliner(ctx):
@@ -964,6 +995,7 @@ def tests():
         ("regalloc eviction + priority on two channels", t_evict_and_priority),
         ("mlbc-serve: inliner policy steers clang; log == replay == generated code",
          t_serve_inliner),
+        ("mlbc-serve and mlbc-replay under ASan+UBSan", t_serve_sanitized),
         ("mlbc-serve: three TUs in one command, one log", t_serve_sessions),
         ("mlbc-serve: eviction policy, program output unchanged", t_serve_evict),
         ("mlbc-serve: errors are clear, nothing hangs", t_serve_errors),
