@@ -174,6 +174,10 @@ FUZZ_SECONDS ?= 60
 # than FUZZ_TIMEOUT seconds is a finding (issue 11: none above 1 s).
 FUZZ_RUNS    ?= -1
 FUZZ_TIMEOUT ?= 1
+# More libFuzzer flags for a campaign. On a shared machine a 1 s wall-clock timeout fires on
+# load alone; FUZZ_TIMEOUT=10 FUZZ_EXTRA=-report_slow_units=1 keeps hangs fatal and saves
+# every input over 1 s (slow-unit-*) to be timed alone.
+FUZZ_EXTRA   ?=
 FUZZ_CC      ?= clang-19
 FUZZ_DIR      = $(BUILD)/fuzz
 FUZZ_CFLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
@@ -223,7 +227,7 @@ FUZZ_RUN = mkdir -p $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/crash-$1 && echo "== fuzz-
     UBSAN_OPTIONS=print_stacktrace=1 ASAN_OPTIONS=allocator_may_return_null=1:$(FUZZ_ASAN_$1) \
         $(FUZZ_DIR)/fuzz-$1 -max_total_time=$(FUZZ_SECONDS) -runs=$(FUZZ_RUNS) \
         -timeout=$(FUZZ_TIMEOUT) -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/crash-$1/ \
-        $(FUZZ_ARGS_$1) $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/seeds-$1 fuzz/regress/$1
+        $(FUZZ_ARGS_$1) $(FUZZ_EXTRA) $(FUZZ_DIR)/corpus-$1 $(FUZZ_DIR)/seeds-$1 fuzz/regress/$1
 
 # The Python readers (mlbc_gym): fuzz/gym.py, a stdlib coverage-guided fuzzer, same limits.
 FUZZ_GYM = log llvm bitstream json protobuf
