@@ -40,7 +40,7 @@ GRPC_OBJS = $(BUILD)/grpc/grpc.o $(GRPC_GEN:.cc=.o)
 GRPC_LIB  = $(BUILD)/libmlbc_grpc.a
 PY_GEN    = runtime/python/mlbc_gym/mlbc_pb2.py runtime/python/mlbc_gym/mlbc_pb2_grpc.py
 
-all: $(BUILD)/mlbc $(BUILD)/test_unit $(RT_LIB) $(TOOLS) $(GRPC_GEN) $(PY_GEN)
+all: $(BUILD)/mlbc $(BUILD)/test_unit $(RT_LIB) $(TOOLS) $(GRPC_LIB) $(PY_GEN)
 
 $(BUILD)/libmlbc_rt.a: $(RT_OBJS)
 	rm -f $@ && ar rcs $@ $^

@@ -46,6 +46,7 @@ def expected_files(prefix):
     py = "lib/python3/dist-packages" if prefix == "/usr" else "lib/python%s/dist-packages" % PYVER
     names = ["bin/" + t for t in TOOLS]
     names += ["lib/libmlbc_rt.a", "include/mlbc/mlbc_runtime.h", "include/mlbc/mlbc_model_desc.h",
+              "lib/libmlbc_grpc.a", "include/mlbc/mlbc_grpc.h",
               "lib/pkgconfig/mlbc.pc", "lib/cmake/mlbc/mlbcConfig.cmake",
               "lib/cmake/mlbc/mlbcConfigVersion.cmake"]
     names += ["share/man/man1/%s.1" % t for t in TOOLS]
@@ -450,11 +451,12 @@ def check_layout(root, prefix, what):
              if m != (0o755 if os.path.dirname(f).endswith("/bin") or f.startswith("bin/") else 0o644)]
     check(not wrong, "%s: tools mode 755, other files 644" % what, wrong)
     # The public headers are self-contained: a C file including only the installed one compiles.
-    r = sh(["cc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
-            "-I", os.path.join(base, "include", "mlbc"), "-x", "c", "-"],
-           input='#include "mlbc_runtime.h"\nint main(void) { return MLBC_INT64 != 7; }\n')
-    check(r.returncode == 0, "%s: installed mlbc_runtime.h compiles on its own (c99 -pedantic)" % what,
-          out(r))
+    for h in ("mlbc_runtime.h", "mlbc_grpc.h"):
+        r = sh(["cc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
+                "-I", os.path.join(base, "include", "mlbc"), "-x", "c", "-"],
+               input='#include "%s"\nint main(void) { return MLBC_INT64 != 7; }\n' % h)
+        check(r.returncode == 0, "%s: installed %s compiles on its own (c99 -pedantic)"
+              % (what, h), out(r))
     return base
 
 
