@@ -365,6 +365,11 @@ bool server_start(Server *s, char *err, size_t errlen)
                 "of this machine?)", s->address.c_str());
         return false;
     }
+    size_t colon = s->address.rfind(':');
+    if (!s->address.compare(0, 5, "unix:"))
+        s->port = 0;                /* gRPC says 1 for a socket path: there is no port */
+    else if (s->address.substr(colon + 1) == "0")   /* errors name the port to dial */
+        s->address = s->address.substr(0, colon + 1) + std::to_string(s->port);
     return true;
 }
 

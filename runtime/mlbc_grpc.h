@@ -58,7 +58,8 @@ mlbc_runner *mlbc_runner_grpc(const char *address, const mlbc_tensor_spec *featu
                               int nfeatures, const mlbc_tensor_spec *advice,
                               const mlbc_grpc_options *opt, char *err, size_t errlen);
 
-/* The port a server-role runner listens on (useful after port 0); -1 for other runners. */
+/* The port a server-role runner listens on (useful after port 0); 0 for a unix: address,
+ * -1 for other runners. */
 int mlbc_runner_grpc_port(const mlbc_runner *r);
 
 #ifdef __cplusplus

@@ -17,6 +17,7 @@ presenting tls_cert/tls_key if given. Addresses are loopback only unless allow_r
 import hmac
 import ipaddress
 import threading
+import time
 from concurrent import futures
 
 import grpc
@@ -208,11 +209,22 @@ class Driver:
         return self._step(req)
 
     def _step(self, req):
-        try:
-            reply = self.stub.Step(req, timeout=self.timeout, metadata=self.metadata,
-                                   wait_for_ready=True)
-        except grpc.RpcError as e:
-            raise HostError("Step at %s: %s: %s" % (self.address, e.code().name, e.details()))
+        """One Step; an unreachable compiler (not listening yet, or refusing the handshake)
+        is tried again with backoff until the timeout, and its last error reported: waiting
+        for readiness instead would hide why a connection fails behind DEADLINE_EXCEEDED."""
+        deadline = time.monotonic() + self.timeout
+        delay = 0.02
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                reply = self.stub.Step(req, timeout=max(left, 0.001), metadata=self.metadata)
+                break
+            except grpc.RpcError as e:
+                if e.code() != grpc.StatusCode.UNAVAILABLE or left <= delay:
+                    raise HostError("Step at %s: %s: %s" % (self.address, e.code().name,
+                                                            e.details()))
+            time.sleep(delay)
+            delay = min(delay * 2, 0.5)
         if reply.done:
             self.done = True
             return None
