@@ -404,6 +404,47 @@ def test_garbage(exe):
           "%s %s %s %s" % (n, adv, nulls, other))
 
 
+def junk_server(stop):
+    """A listener that greets every connection with junk and holds it open until stop."""
+    ls = socket.socket()
+    ls.bind((LOCAL, 0))
+    ls.listen(8)
+    ls.settimeout(0.1)
+    conns = []
+
+    def loop():
+        while not stop.is_set():
+            try:
+                c, _ = ls.accept()
+            except socket.timeout:
+                continue
+            conns.append(c)
+            try:
+                c.sendall(JUNK[1])
+            except OSError:
+                pass
+        for c in conns + [ls]:
+            c.close()
+    threading.Thread(target=loop, daemon=True).start()
+    return ls.getsockname()[1]
+
+
+def test_bad_servers(exe):
+    stop = threading.Event()
+    port = junk_server(stop)
+    res = run_client(exe, "%s:%d" % (LOCAL, port), "--n", 2, "--timeout", 700, "--retries", 1,
+                     "--backoff", 50)
+    stop.set()
+    bounded_null("client: a server answering junk: NULL, sticky", res, 0, 2 * 700 + 50,
+                 ["Evaluate failed"])
+    spec = mlbc_gym.TensorSpec("advice", "int64_t", [1 << 18])
+    with mlbc_gym.serve_model(lambda f, c, i: bytes(spec.nbytes), LOCAL + ":0",
+                              advice=spec) as srv:
+        res = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 2)
+    bounded_null("client: a 2 MB reply to an 8-byte advice is refused unread", res, 0, 10000,
+                 ["RESOURCE_EXHAUSTED"])
+
+
 def test_cli(exe):
     addr = "%s:%d" % (LOCAL, free_port())
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "runtime", "python"))
@@ -439,6 +480,7 @@ def main():
                     ["openssl", "version"], capture_output=True).returncode == 0):
                 test_tls(exe, tmp)
         test_garbage(exe)
+        test_bad_servers(exe)
         test_cli(exe)
     print("(%.1f s)" % (time.monotonic() - t0))
     print("%d passed, %d failed" % (passed, failed))
