@@ -168,8 +168,10 @@ install: all
 	install -m 644 $(RT_HEADERS) $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(PY_FILES) $(DESTDIR)$(PYTHONDIR)/mlbc_gym/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' mlbc.pc.in \
-	    > $(DESTDIR)$(PCDIR)/mlbc.pc && chmod 644 $(DESTDIR)$(PCDIR)/mlbc.pc
+	for pc in mlbc mlbc-grpc; do \
+	    sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $$pc.pc.in \
+	        > $(DESTDIR)$(PCDIR)/$$pc.pc && chmod 644 $(DESTDIR)$(PCDIR)/$$pc.pc || exit 1; \
+	done
 	ptr=$$(echo __SIZEOF_POINTER__ | $(CC) -E -P - | tr -d ' ') && \
 	for f in $(CMAKE_IN); do \
 	    o=$(DESTDIR)$(CMAKEDIR)/$$(basename $$f .in) && \
@@ -180,7 +182,8 @@ install: all
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,mlbc $(notdir $(TOOLS))) \
 	    $(DESTDIR)$(LIBDIR)/libmlbc_rt.a $(DESTDIR)$(LIBDIR)/libmlbc_grpc.a $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(RT_HEADERS))) \
-	    $(DESTDIR)$(PCDIR)/mlbc.pc $(DESTDIR)$(CMAKEDIR)/mlbcConfig.cmake \
+	    $(DESTDIR)$(PCDIR)/mlbc.pc $(DESTDIR)$(PCDIR)/mlbc-grpc.pc \
+	    $(DESTDIR)$(CMAKEDIR)/mlbcConfig.cmake \
 	    $(DESTDIR)$(CMAKEDIR)/mlbcConfigVersion.cmake \
 	    $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES))) \
 	    $(addprefix $(DESTDIR)$(PYTHONDIR)/mlbc_gym/,$(notdir $(PY_FILES)))
