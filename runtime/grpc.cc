@@ -192,6 +192,13 @@ int set_context(mlbc_runner *r, const char *name)
 
 /* ---- client role -------------------------------------------------------------------------- */
 
+/* The delay before retry k (from 0): backoff_ms doubled k times, at most a minute. */
+int retry_delay_ms(int backoff_ms, int k)
+{
+    int64_t d = (int64_t)backoff_ms << (k < 20 ? k : 20);
+    return d > 60000 ? 60000 : (int)d;
+}
+
 struct Client : Impl {
     std::unique_ptr<mlbc::Inference::Stub> stub;
 };
@@ -203,7 +210,7 @@ std::shared_ptr<grpc::Channel> client_channel(const mlbc_runner *r, Client *c)
     args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, c->backoff_ms);
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, c->backoff_ms);
-    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, c->backoff_ms << (c->retries < 10 ? c->retries : 10));
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, retry_delay_ms(c->backoff_ms, c->retries));
     args.SetMaxReceiveMessageSize((int)proto_advice_limit(&r->advice));
     std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
     if (!c->ca.empty()) {
@@ -244,7 +251,8 @@ const void *client_evaluate(mlbc_runner *r)
                         status_text(st).c_str());
             return NULL;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds((int64_t)c->backoff_ms << attempt));
+        std::this_thread::sleep_for(std::chrono::milliseconds(retry_delay_ms(c->backoff_ms,
+                                                                             attempt)));
     }
 }
 
@@ -288,6 +296,8 @@ grpc::Status Server::Step(grpc::ServerContext *ctx, const mlbc::StepRequest *req
     if (!authorized(ctx))       /* before anything in the request is looked at */
         return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
     std::unique_lock<std::mutex> lk(mu);
+    if (gave_up)
+        return grpc::Status(grpc::StatusCode::ABORTED, r->error);
     if (req->has_advice()) {
         if (!pending || !delivered || answered)
             return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
@@ -345,8 +355,9 @@ bool server_start(Server *s, char *err, size_t errlen)
 {
     std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
     if (!s->cert.empty()) {
-        grpc::SslServerCredentialsOptions so(s->ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE :
-            GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+        grpc::SslServerCredentialsOptions so(
+            s->ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                          : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
         so.pem_root_certs = s->ca;
         so.pem_key_cert_pairs.push_back({s->key, s->cert});
         creds = grpc::SslServerCredentials(so);
@@ -417,7 +428,11 @@ mlbc_runner *make_runner(const char *address, const mlbc_tensor_spec *features, 
     r->impl = p;
     memset(r->bound, 1, (size_t)r->ninputs);
     p->advice.resize(mlbc_spec_bytes(advice) + 1);   /* + 1: a valid pointer when empty */
-    bool ok = runner_own_unbound(r) == 0 && configure(p, address, o, err, errlen);
+    bool ok = configure(p, address, o, err, errlen);
+    if (ok && runner_own_unbound(r)) {
+        set_err(err, errlen, "grpc: out of memory");
+        ok = false;
+    }
     if (ok)
         init_observation(r, p);
     if (ok && o.role == MLBC_GRPC_SERVER) {

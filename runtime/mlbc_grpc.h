@@ -42,7 +42,8 @@ typedef struct mlbc_grpc_options {
     int role;                   /* MLBC_GRPC_CLIENT (default) or MLBC_GRPC_SERVER */
     int timeout_ms;             /* every call / wait for the peer; 0 means 10000 */
     int retries;                /* client: retries of an unreachable peer; 0: 3; < 0: none */
-    int backoff_ms;             /* first retry delay, doubled per retry; 0 means 100 */
+    int backoff_ms;             /* first retry delay, doubled per retry (at most 60 s);
+                                   0 means 100 */
     int allow_remote;           /* non-zero: addresses other than loopback are accepted */
     const char *context;        /* the first context's name; NULL: "" */
     const char *token;          /* shared secret (metadata); NULL: none */
