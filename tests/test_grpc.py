@@ -194,7 +194,7 @@ def bounded_null(name, res, k, bound_ms, words):
     ms, err = nulls.get(k, (None, ""))
     later = [nulls[j][0] for j in nulls if j > k]
     check(name, rc == 0 and ms is not None and ms < bound_ms + MARGIN_MS and
-          all(w in err for w in words) and later and max(later) < 50 and
+          all(w in err for w in words) and later and max(later) < 200 and
           "done" in other, "rc %s, decision %d: %s ms %r; later %s; %s %s"
           % (rc, k, ms, err, later, adv, other))
 
@@ -446,8 +446,13 @@ def test_bad_servers(exe):
 
 
 def test_cli(exe):
-    addr = "%s:%d" % (LOCAL, free_port())
     env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "runtime", "python"))
+    p = subprocess.run([sys.executable, "-c", "import sys, mlbc_gym; mlbc_gym.serve; "
+                        "print(sorted(m for m in sys.modules if m.startswith(('grpc', "
+                        "'google'))))"], capture_output=True, text=True, env=env, timeout=WAIT)
+    check("import mlbc_gym (the pipe host) imports neither grpc nor protobuf",
+          p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr)
+    addr = "%s:%d" % (LOCAL, free_port())
     try:
         p = subprocess.run([sys.executable, "-m", "mlbc_gym", "serve-grpc", addr, "--constant",
                             "5", "--", exe, "client", addr, "--n", "2"], capture_output=True,
