@@ -30,11 +30,10 @@ RT_LIB  = $(if $(RT_SRCS),$(BUILD)/libmlbc_rt.a)
 TOOLS   = $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/mlbc-*.c))
 
 # The gRPC runner (runtime/grpc.cc behind mlbc_grpc.h) is C++ over grpc++: its own archive,
-# so that programs without it need neither libstdc++ nor grpc++. GRPC_LIBS: what a program
-# linking libmlbc_grpc.a needs after it and libmlbc_rt.a.
+# so that programs without it need neither libstdc++ nor grpc++ (a program linking it adds
+# libmlbc_rt.a, grpc++'s and protobuf's libraries and -lstdc++ after it: mlbc-grpc.pc.in).
 GRPC_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -fPIC \
                 $(shell pkg-config --cflags grpc++ protobuf)
-GRPC_LIBS = $(shell pkg-config --libs grpc++ protobuf) -lstdc++
 GRPC_GEN  = $(BUILD)/grpc/mlbc.pb.cc $(BUILD)/grpc/mlbc.grpc.pb.cc
 GRPC_OBJS = $(BUILD)/grpc/grpc.o $(GRPC_GEN:.cc=.o)
 GRPC_LIB  = $(BUILD)/libmlbc_grpc.a

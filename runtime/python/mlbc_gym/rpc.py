@@ -187,8 +187,9 @@ def _channel(address, tls_cert, tls_key, tls_ca):
 class Driver:
     """The ML-Compiler-Bridge's step/reset over a compiler's Training service: reset() gets
     the first observation, step(advice) answers it and gets the next; each returns
-    (features, context, index), or None when the compiler is done. Every call waits at most
-    timeout seconds (for the compiler to start listening, too), then raises HostError."""
+    (features, context, index), or None when the compiler is done (.done is then True).
+    Every call waits at most timeout seconds (for the compiler to start listening, too),
+    then raises HostError."""
 
     def __init__(self, address, advice="int64_t", numpy=False, timeout=10.0, token=None,
                  tls_cert=None, tls_key=None, tls_ca=None, allow_remote=False):
