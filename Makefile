@@ -4,7 +4,6 @@ PREFIX ?= /usr/local
 CC     ?= cc
 PYTHON ?= /usr/bin/python3
 CFLAGS ?= -O2 -g
-CXXFLAGS ?= -O2 -g
 CFLAGS += -std=c11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE
 CPPFLAGS += -Icompiler -I$(BUILD)
 LDLIBS  = -lprotobuf-c -lm
@@ -32,6 +31,7 @@ TOOLS   = $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/mlbc-*.c))
 # The gRPC runner (runtime/grpc.cc behind mlbc_grpc.h) is C++ over grpc++: its own archive,
 # so that programs without it need neither libstdc++ nor grpc++ (a program linking it adds
 # libmlbc_rt.a, grpc++'s and protobuf's libraries and -lstdc++ after it: mlbc-grpc.pc.in).
+CXXFLAGS ?= -O2 -g
 GRPC_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -fPIC \
                 $(shell pkg-config --cflags grpc++ protobuf)
 GRPC_GEN  = $(BUILD)/grpc/mlbc.pb.cc $(BUILD)/grpc/mlbc.grpc.pb.cc
