@@ -30,7 +30,18 @@ RT_LIBS = -lprotobuf-c -ldl -lm -lpthread
 RT_LIB  = $(if $(RT_SRCS),$(BUILD)/libmlbc_rt.a)
 TOOLS   = $(patsubst tools/%.c,$(BUILD)/%,$(wildcard tools/mlbc-*.c))
 
-all: $(BUILD)/mlbc $(BUILD)/test_unit $(RT_LIB) $(TOOLS) runtime/python/mlbc_gym/mlbc_pb2.py
+# The gRPC runner (runtime/grpc.cc behind mlbc_grpc.h) is C++ over grpc++: its own archive,
+# so that programs without it need neither libstdc++ nor grpc++ (a program linking it adds
+# libmlbc_rt.a, grpc++'s and protobuf's libraries and -lstdc++ after it: mlbc-grpc.pc.in).
+CXXFLAGS ?= -O2 -g
+GRPC_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -fPIC \
+                $(shell pkg-config --cflags grpc++ protobuf)
+GRPC_GEN  = $(BUILD)/grpc/mlbc.pb.cc $(BUILD)/grpc/mlbc.grpc.pb.cc
+GRPC_OBJS = $(BUILD)/grpc/grpc.o $(GRPC_GEN:.cc=.o)
+GRPC_LIB  = $(BUILD)/libmlbc_grpc.a
+PY_GEN    = runtime/python/mlbc_gym/mlbc_pb2.py runtime/python/mlbc_gym/mlbc_pb2_grpc.py
+
+all: $(BUILD)/mlbc $(BUILD)/test_unit $(RT_LIB) $(TOOLS) $(GRPC_LIB) $(PY_GEN)
 
 $(BUILD)/libmlbc_rt.a: $(RT_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -48,6 +59,27 @@ $(BUILD)/rt/mlbc.pb-c.o: $(BUILD)/rt/mlbc.pb-c.c
 
 runtime/python/mlbc_gym/mlbc_pb2.py: runtime/mlbc.proto
 	protoc --proto_path=runtime --python_out=runtime/python/mlbc_gym runtime/mlbc.proto
+
+# Debian ships no grpc_tools for Python, but protobuf-compiler-grpc's grpc_python_plugin. Its
+# stubs import mlbc_pb2 as a top-level module; inside the package that import is relative.
+runtime/python/mlbc_gym/mlbc_pb2_grpc.py: runtime/mlbc.proto
+	protoc --proto_path=runtime --grpc_out=runtime/python/mlbc_gym \
+	    --plugin=protoc-gen-grpc=$$(command -v grpc_python_plugin) runtime/mlbc.proto
+	sed -i 's/^import mlbc_pb2 as/from . import mlbc_pb2 as/' $@
+
+$(GRPC_LIB): $(GRPC_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(GRPC_GEN) $(GRPC_GEN:.cc=.h) &: runtime/mlbc.proto | $(BUILD)/.dir
+	@mkdir -p $(BUILD)/grpc
+	protoc --proto_path=runtime --cpp_out=$(BUILD)/grpc --grpc_out=$(BUILD)/grpc \
+	    --plugin=protoc-gen-grpc=$$(command -v grpc_cpp_plugin) runtime/mlbc.proto
+
+$(BUILD)/grpc/grpc.o: runtime/grpc.cc $(wildcard runtime/*.h) $(GRPC_GEN:.cc=.h)
+	$(CXX) $(CXXFLAGS) $(GRPC_CXXFLAGS) -Iruntime -I$(BUILD)/grpc -c -o $@ $<
+
+$(BUILD)/grpc/%.o: $(BUILD)/grpc/%.cc $(GRPC_GEN:.cc=.h)
+	$(CXX) $(CXXFLAGS) $(GRPC_CXXFLAGS) -I$(BUILD)/grpc -w -c -o $@ $<
 
 $(BUILD)/mlbc-%: tools/mlbc-%.c $(RT_LIB)
 	$(CC) $(CFLAGS) -Iruntime -o $@ $< $(RT_LIB) $(RT_LIBS)
@@ -122,9 +154,9 @@ CMAKEDIR   = $(LIBDIR)/cmake/mlbc
 PYVER      = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 PYTHONDIR  = $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PYVER)/dist-packages)
 VERSION    = $(shell sed -n 's/^\#define MLBC_VERSION "\(.*\)"/\1/p' compiler/config.h)
-RT_HEADERS = runtime/mlbc_runtime.h runtime/mlbc_model_desc.h
+RT_HEADERS = runtime/mlbc_runtime.h runtime/mlbc_model_desc.h runtime/mlbc_grpc.h
 MANPAGES   = man/mlbc.1 man/mlbc-serve.1 man/mlbc-replay.1
-PY_FILES   = $(sort $(wildcard runtime/python/mlbc_gym/*.py) runtime/python/mlbc_gym/mlbc_pb2.py)
+PY_FILES   = $(sort $(wildcard runtime/python/mlbc_gym/*.py) $(PY_GEN))
 CMAKE_IN   = cmake/mlbcConfig.cmake.in cmake/mlbcConfigVersion.cmake.in
 
 install: all
@@ -132,12 +164,14 @@ install: all
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PCDIR) \
 	    $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PYTHONDIR)/mlbc_gym
 	install -m 755 $(BUILD)/mlbc $(TOOLS) $(DESTDIR)$(BINDIR)/
-	install -m 644 $(RT_LIB) $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(RT_LIB) $(GRPC_LIB) $(DESTDIR)$(LIBDIR)/
 	install -m 644 $(RT_HEADERS) $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(PY_FILES) $(DESTDIR)$(PYTHONDIR)/mlbc_gym/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' mlbc.pc.in \
-	    > $(DESTDIR)$(PCDIR)/mlbc.pc && chmod 644 $(DESTDIR)$(PCDIR)/mlbc.pc
+	for pc in mlbc mlbc-grpc; do \
+	    sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|$(VERSION)|g' $$pc.pc.in \
+	        > $(DESTDIR)$(PCDIR)/$$pc.pc && chmod 644 $(DESTDIR)$(PCDIR)/$$pc.pc || exit 1; \
+	done
 	ptr=$$(echo __SIZEOF_POINTER__ | $(CC) -E -P - | tr -d ' ') && \
 	for f in $(CMAKE_IN); do \
 	    o=$(DESTDIR)$(CMAKEDIR)/$$(basename $$f .in) && \
@@ -147,8 +181,9 @@ install: all
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,mlbc $(notdir $(TOOLS))) \
-	    $(DESTDIR)$(LIBDIR)/libmlbc_rt.a $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(RT_HEADERS))) \
-	    $(DESTDIR)$(PCDIR)/mlbc.pc $(DESTDIR)$(CMAKEDIR)/mlbcConfig.cmake \
+	    $(DESTDIR)$(LIBDIR)/libmlbc_rt.a $(DESTDIR)$(LIBDIR)/libmlbc_grpc.a $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(RT_HEADERS))) \
+	    $(DESTDIR)$(PCDIR)/mlbc.pc $(DESTDIR)$(PCDIR)/mlbc-grpc.pc \
+	    $(DESTDIR)$(CMAKEDIR)/mlbcConfig.cmake \
 	    $(DESTDIR)$(CMAKEDIR)/mlbcConfigVersion.cmake \
 	    $(addprefix $(DESTDIR)$(MANDIR)/man1/,$(notdir $(MANPAGES))) \
 	    $(addprefix $(DESTDIR)$(PYTHONDIR)/mlbc_gym/,$(notdir $(PY_FILES)))

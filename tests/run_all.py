@@ -33,6 +33,7 @@ def programs(build):
         ("generated code on AArch64 (cross gcc + qemu)", [PY, "tests/test_cross.py"] + b),
         ("runtime: runners, training logs, env loop", [PY, "tests/test_runtime.py"] + b),
         ("development mode: pipe runner and Python host", [PY, "tests/test_pipe.py"] + b),
+        ("development mode over gRPC: both roles, faults, tokens, TLS", [PY, "tests/test_grpc.py"] + b),
         ("against a real clang-19: hosts, mlbc-serve, LLVM's Logger", [PY, "tests/test_clang.py"] + b),
         ("inside LLVM: ReleaseModeModelRunner, clang pass plugin", [PY, "tests/test_llvm.py"] + b),
         ("inside GCC: inlining plugin", [PY, "tests/test_gcc.py"] + b),

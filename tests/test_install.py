@@ -46,6 +46,7 @@ def expected_files(prefix):
     py = "lib/python3/dist-packages" if prefix == "/usr" else "lib/python%s/dist-packages" % PYVER
     names = ["bin/" + t for t in TOOLS]
     names += ["lib/libmlbc_rt.a", "include/mlbc/mlbc_runtime.h", "include/mlbc/mlbc_model_desc.h",
+              "lib/libmlbc_grpc.a", "include/mlbc/mlbc_grpc.h", "lib/pkgconfig/mlbc-grpc.pc",
               "lib/pkgconfig/mlbc.pc", "lib/cmake/mlbc/mlbcConfig.cmake",
               "lib/cmake/mlbc/mlbcConfigVersion.cmake"]
     names += ["share/man/man1/%s.1" % t for t in TOOLS]
@@ -350,6 +351,7 @@ def make_project(tmp, prefix, names, values, want, version):
           r.stdout + r2.stdout + r.stderr)
     r = sh(["pkg-config", "--validate", "mlbc"], env=env)
     check(r.returncode == 0, "pkg-config --validate mlbc", out(r))
+    check_grpc_link(proj, env)
 
     r = sh(["make", "-C", proj, "--no-print-directory"], env=env)
     check(r.returncode == 0 and "warning" not in r.stderr,
@@ -436,6 +438,35 @@ def python_dir_on_path(build):
               out(r) + " site: %s" % sitepkgs)
 
 
+GRPC_C = r"""#include <stdio.h>
+#include <string.h>
+#include "mlbc_grpc.h"
+int main(void)
+{
+    int64_t one[] = {1};
+    mlbc_tensor_spec f = mlbc_spec("f", MLBC_INT64, 1, one);
+    char err[256];
+    mlbc_runner *r = mlbc_runner_grpc("0.0.0.0:1", &f, 1, &f, NULL, err, sizeof err);
+    puts(err);
+    return r != NULL || !strstr(err, "not a loopback address");
+}
+"""
+
+
+def check_grpc_link(proj, env):
+    """A C program linked by pkg-config mlbc-grpc alone runs the installed gRPC runner."""
+    src, exe = os.path.join(proj, "grpc.c"), os.path.join(proj, "grpc_refuse")
+    with open(src, "w") as f:
+        f.write(GRPC_C)
+    r = sh(["pkg-config", "--cflags", "--libs", "mlbc-grpc"], env=env)
+    if r.returncode == 0:
+        r = sh(["cc", "-Wall", "-Wextra", "-Werror", "-o", exe, src] + r.stdout.split(), env=env)
+    if r.returncode == 0:
+        r = sh([exe])
+    check(r.returncode == 0, "pkg-config mlbc-grpc: a C program links the installed gRPC "
+          "runner and runs it", out(r))
+
+
 def check_layout(root, prefix, what):
     files, dirs = tree(root)
     want = expected_files(prefix)
@@ -450,11 +481,12 @@ def check_layout(root, prefix, what):
              if m != (0o755 if os.path.dirname(f).endswith("/bin") or f.startswith("bin/") else 0o644)]
     check(not wrong, "%s: tools mode 755, other files 644" % what, wrong)
     # The public headers are self-contained: a C file including only the installed one compiles.
-    r = sh(["cc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
-            "-I", os.path.join(base, "include", "mlbc"), "-x", "c", "-"],
-           input='#include "mlbc_runtime.h"\nint main(void) { return MLBC_INT64 != 7; }\n')
-    check(r.returncode == 0, "%s: installed mlbc_runtime.h compiles on its own (c99 -pedantic)" % what,
-          out(r))
+    for h in ("mlbc_runtime.h", "mlbc_grpc.h"):
+        r = sh(["cc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-fsyntax-only",
+                "-I", os.path.join(base, "include", "mlbc"), "-x", "c", "-"],
+               input='#include "%s"\nint main(void) { return MLBC_INT64 != 7; }\n' % h)
+        check(r.returncode == 0, "%s: installed %s compiles on its own (c99 -pedantic)"
+              % (what, h), out(r))
     return base
 
 

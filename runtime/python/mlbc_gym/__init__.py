@@ -3,6 +3,10 @@
   serve(base, policy, command=[...])   answer a compiler over BASE.in / BASE.out (LLVM's
                                        InteractiveModelRunner protocol, or the two
                                        ML-Compiler-Bridge framings)
+  serve_model(policy) / drive(addr, policy) / Driver
+                                       the same policies over gRPC (runtime/mlbc.proto): a
+                                       model server the compiler calls, or a driver stepping
+                                       a compiler that serves (needs python3-grpcio)
   LogReader / read_log / LogWriter     LLVM training logs (TrainingLogger format)
   TensorSpec                           LLVM's tensor spec and raw tensor coding
 
@@ -17,3 +21,14 @@ __all__ = ["TensorSpec", "ProtocolError", "TYPES", "have_numpy", "LogReader", "L
            "Observation", "Record", "read_log", "Channel", "HostError", "ServeResult",
            "Session", "make_fifo", "serve", "serve_channels"]
 __version__ = "0.1"
+
+_RPC = ("serve_model", "drive", "Driver", "ModelServer")
+
+
+def __getattr__(name):
+    """The gRPC names, importing grpc only when one is used (PEP 562): the pipe paths stay
+    standard-library only."""
+    if name in _RPC:
+        from . import rpc
+        return getattr(rpc, name)
+    raise AttributeError("module 'mlbc_gym' has no attribute %r" % name)

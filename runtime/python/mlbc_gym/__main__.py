@@ -1,7 +1,10 @@
-"""python3 -m mlbc_gym serve BASE [options] -- COMMAND...   |   python3 -m mlbc_gym dump LOG"""
+"""python3 -m mlbc_gym serve BASE [options] -- COMMAND...   |   python3 -m mlbc_gym dump LOG
+   python3 -m mlbc_gym serve-grpc ADDRESS [options] [-- COMMAND...]  |  ... drive ADDRESS"""
 import argparse
 import importlib
+import subprocess
 import sys
+import time
 
 from . import LogReader, serve
 
@@ -28,6 +31,19 @@ def main(argv=None):
     s.add_argument("--advice", default="int64_t", help="advice type for the Bridge framings")
     s.add_argument("--record", help="save what the compiler sent to this file")
     s.add_argument("--timeout", type=float, help="kill the command after this many seconds")
+    g = sub.add_parser("serve-grpc", help="a gRPC model server (until COMMAND exits, or ^C)")
+    r = sub.add_parser("drive", help="step a compiler serving gRPC until it is done")
+    for p in (g, r):
+        p.add_argument("address", help="HOST:PORT (loopback unless --remote)")
+        p.add_argument("--policy", help="MODULE:FUNCTION or FILE.py:FUNCTION")
+        p.add_argument("--constant", default="0", help="answer this value (default 0)")
+        p.add_argument("--advice", default="int64_t", help="advice type")
+        p.add_argument("--token", help="shared secret (authorization metadata)")
+        p.add_argument("--tls-cert", help="PEM: this side's certificate")
+        p.add_argument("--tls-key", help="PEM: its private key")
+        p.add_argument("--tls-ca", help="PEM: the CA of the peer's certificate")
+        p.add_argument("--remote", action="store_true", help="allow a non-loopback address")
+    r.add_argument("--timeout", type=float, default=10.0, help="seconds per Step")
     d = sub.add_parser("dump", help="print a training log or captured stream")
     d.add_argument("log")
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -51,6 +67,8 @@ def main(argv=None):
                 else:
                     print("header: %d features" % len(rec.features_spec))
         return 0
+    if args.cmd in ("serve-grpc", "drive"):
+        return _grpc(args, cmd)
     if not cmd:
         ap.error("serve needs a command after --")
     res = serve(args.base, _policy(args), command=cmd, framing=args.framing,
@@ -58,6 +76,27 @@ def main(argv=None):
     for sess in res.sessions:
         print("mlbc_gym: %r" % sess, file=sys.stderr)
     return res.returncode if res.returncode else (1 if res.errors else 0)
+
+
+def _grpc(args, cmd):
+    from . import rpc
+    opts = dict(advice=args.advice, token=args.token, tls_cert=args.tls_cert,
+                tls_key=args.tls_key, tls_ca=args.tls_ca, allow_remote=args.remote)
+    if args.cmd == "drive":
+        n = rpc.drive(args.address, _policy(args), timeout=args.timeout, **opts)
+        print("mlbc_gym: %d observations answered" % n, file=sys.stderr)
+        return 0
+    with rpc.serve_model(_policy(args), args.address, **opts) as server:
+        print("mlbc_gym: serving on port %d" % server.port, file=sys.stderr, flush=True)
+        try:
+            if cmd:
+                return subprocess.call(cmd)
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            return 0
+        finally:
+            print("mlbc_gym: %d observations answered" % server.calls, file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,477 @@
+/* grpc.cc - the gRPC runner (mlbc_grpc.h): runtime/mlbc.proto's services behind the
+ * runtime's runner interface, in C++ (gRPC's only complete API) behind a C API, built into
+ * its own archive so that programs without gRPC need neither libstdc++ nor grpc++.
+ *
+ * Client role: evaluate is one Inference/Evaluate call per decision, retried with backoff
+ * only while the peer is unreachable (UNAVAILABLE); a stalled peer costs one deadline.
+ * Server role: a sync gRPC server whose Training/Step handler meets evaluate at a monitor
+ * (mutex + condition variable): evaluate publishes the observation and waits for the
+ * advice; Step hands in the advice and waits for the next observation or the end.
+ * Advice goes through proto.c's checks (proto_advice_unpack), as in the pipe framing. */
+#include <arpa/inet.h>
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "mlbc.grpc.pb.h"
+#include "mlbc_grpc.h"
+
+extern "C" {
+#include "internal.h"
+#include "proto.h"
+}
+
+namespace {
+
+const int kDefaultTimeoutMs = 10000;
+const int kDefaultRetries = 3;
+const int kDefaultBackoffMs = 100;
+const int kSliceMs = 50;            /* a Step handler's wait notices a cancelled call this fast */
+const int kShutdownMs = 1000;       /* what freeing a server leaves the driver's last Step */
+const size_t kMaxObservation = ((size_t)1 << 28) + ((size_t)1 << 20);
+
+using Clock = std::chrono::steady_clock;
+
+/* What both roles share: the settings, the Observation over the inputs, the advice. */
+struct Impl {
+    int role = MLBC_GRPC_CLIENT;
+    std::string address, token, cert, key, ca;
+    int timeout_ms = kDefaultTimeoutMs, retries = kDefaultRetries;
+    int backoff_ms = kDefaultBackoffMs;
+    mlbc::Observation obs;          /* names, types and shapes set once; data per evaluate */
+    std::unordered_map<std::string, int64_t> next_index;    /* per context name */
+    std::string context;
+    std::string advice;             /* the advice buffer evaluate returns */
+    virtual ~Impl() {}
+};
+
+std::string status_text(const grpc::Status &st)
+{
+    static const char *names[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
+        "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED",
+        "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+        "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"};
+    int c = st.error_code();
+    std::string s = c >= 0 && c <= 16 ? names[c] : "status " + std::to_string(c);
+    return st.error_message().empty() ? s : s + ": " + st.error_message();
+}
+
+/* Only loopback unless asked: a training channel carries a compiler's internals and
+ * steers its decisions, so exposing it is a choice, never a default. */
+bool is_loopback(const std::string &addr)
+{
+    if (addr.rfind("unix:", 0) == 0)
+        return true;
+    std::string host;
+    if (!addr.empty() && addr[0] == '[') {
+        size_t e = addr.find(']');
+        if (e == std::string::npos)
+            return false;
+        host = addr.substr(1, e - 1);
+    } else {
+        size_t c = addr.rfind(':');
+        if (c == std::string::npos)
+            return false;
+        host = addr.substr(0, c);
+    }
+    in_addr a4;
+    in6_addr a6;
+    if (host == "localhost")
+        return true;
+    if (inet_pton(AF_INET, host.c_str(), &a4) == 1)
+        return ntohl(a4.s_addr) >> 24 == 127;
+    return inet_pton(AF_INET6, host.c_str(), &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6);
+}
+
+/* Reads a PEM file into out (nothing for a NULL path); false with err set if unreadable. */
+bool read_pem(const char *what, const char *path, std::string *out, char *err, size_t errlen)
+{
+    if (!path)
+        return true;
+    std::ifstream f(path, std::ios::binary);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    if (!f || ss.str().empty()) {
+        set_err(err, errlen, "grpc: cannot read %s %s", what, path);
+        return false;
+    }
+    *out = ss.str();
+    return true;
+}
+
+/* The options, checked and with defaults, into impl; false with err set. */
+bool configure(Impl *p, const char *address, const mlbc_grpc_options &o, char *err,
+               size_t errlen)
+{
+    if (!address || !*address) {
+        set_err(err, errlen, "grpc: no address");
+        return false;
+    }
+    if (proto_check_host(err, errlen))
+        return false;
+    p->address = address;
+    if (!o.allow_remote && !is_loopback(p->address)) {
+        set_err(err, errlen, "grpc: %s is not a loopback address (127.0.0.0/8, [::1], "
+                "localhost, unix:PATH); set allow_remote to use another one", address);
+        return false;
+    }
+    if (o.role != MLBC_GRPC_CLIENT && o.role != MLBC_GRPC_SERVER) {
+        set_err(err, errlen, "grpc: unknown role %d", o.role);
+        return false;
+    }
+    if (o.role == MLBC_GRPC_SERVER && (!o.tls_cert != !o.tls_key || (o.tls_ca && !o.tls_cert))) {
+        set_err(err, errlen, "grpc: a TLS server needs tls_cert and tls_key (tls_ca adds "
+                "client certificates)");
+        return false;
+    }
+    if (o.role == MLBC_GRPC_CLIENT && (!o.tls_cert != !o.tls_key || (o.tls_cert && !o.tls_ca))) {
+        set_err(err, errlen, "grpc: a TLS client needs tls_ca (tls_cert and tls_key, both, "
+                "add a client certificate)");
+        return false;
+    }
+    p->role = o.role;
+    if (o.timeout_ms > 0)
+        p->timeout_ms = o.timeout_ms;
+    p->retries = o.retries < 0 ? 0 : o.retries ? o.retries : kDefaultRetries;
+    if (o.backoff_ms > 0)
+        p->backoff_ms = o.backoff_ms;
+    if (o.token)
+        p->token = o.token;
+    p->context = o.context ? o.context : "";
+    return read_pem("tls_cert", o.tls_cert, &p->cert, err, errlen) &&
+           read_pem("tls_key", o.tls_key, &p->key, err, errlen) &&
+           read_pem("tls_ca", o.tls_ca, &p->ca, err, errlen);
+}
+
+/* The Observation's fixed part: one tensor per input, named, typed and shaped. */
+void init_observation(const mlbc_runner *r, Impl *p)
+{
+    for (int i = 0; i < r->ninputs; i++) {
+        mlbc::Tensor *t = p->obs.add_features();
+        t->set_name(r->specs[i].name);
+        t->set_type(r->specs[i].type);
+        for (int d = 0; d < r->specs[i].rank; d++)
+            t->add_shape(r->specs[i].shape[d]);
+    }
+}
+
+/* The inputs as they are now, the current context and its next index. */
+void fill_observation(const mlbc_runner *r, Impl *p)
+{
+    p->obs.set_context(p->context);
+    p->obs.set_index(p->next_index[p->context]++);
+    for (int i = 0; i < r->ninputs; i++)
+        p->obs.mutable_features(i)->set_data(r->inputs[i], mlbc_spec_bytes(&r->specs[i]));
+}
+
+/* proto.c's checks of an Advice (type, shape, size) into the advice buffer: 0, or -1. */
+int take_advice(const mlbc_runner *r, Impl *p, const mlbc::Advice &a, char *err, size_t n)
+{
+    std::string msg;
+    if (!a.SerializeToString(&msg)) {
+        set_err(err, n, "the Advice message cannot be serialized");
+        return -1;
+    }
+    return proto_advice_unpack(&r->advice, (const uint8_t *)msg.data(), msg.size(),
+                               &p->advice[0], err, n);
+}
+
+int set_context(mlbc_runner *r, const char *name)
+{
+    static_cast<Impl *>(r->impl)->context = name;
+    return 0;
+}
+
+/* ---- client role -------------------------------------------------------------------------- */
+
+/* The delay before retry k (from 0): backoff_ms doubled k times, at most a minute. */
+int retry_delay_ms(int backoff_ms, int k)
+{
+    int64_t d = (int64_t)backoff_ms << (k < 20 ? k : 20);
+    return d > 60000 ? 60000 : (int)d;
+}
+
+struct Client : Impl {
+    std::unique_ptr<mlbc::Inference::Stub> stub;
+};
+
+std::shared_ptr<grpc::Channel> client_channel(const mlbc_runner *r, Client *c)
+{
+    grpc::ChannelArguments args;
+    /* our retries, not gRPC's: their count and delays are what the options promise */
+    args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, c->backoff_ms);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, c->backoff_ms);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, retry_delay_ms(c->backoff_ms, c->retries));
+    args.SetMaxReceiveMessageSize((int)proto_advice_limit(&r->advice));
+    std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
+    if (!c->ca.empty()) {
+        grpc::SslCredentialsOptions so;
+        so.pem_root_certs = c->ca;
+        so.pem_private_key = c->key;
+        so.pem_cert_chain = c->cert;
+        creds = grpc::SslCredentials(so);
+    }
+    return grpc::CreateCustomChannel(c->address, creds, args);
+}
+
+const void *client_evaluate(mlbc_runner *r)
+{
+    Client *c = static_cast<Client *>(r->impl);
+    fill_observation(r, c);
+    for (int attempt = 0;; attempt++) {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(std::chrono::system_clock::now() +
+                         std::chrono::milliseconds(c->timeout_ms));
+        if (!c->token.empty())
+            ctx.AddMetadata("authorization", "Bearer " + c->token);
+        mlbc::Advice reply;
+        grpc::Status st = c->stub->Evaluate(&ctx, c->obs, &reply);
+        if (st.ok()) {
+            char err[200];
+            if (take_advice(r, c, reply, err, sizeof err) == 0)
+                return c->advice.data();
+            runner_fail(r, "grpc %s: bad advice from the model server: %s",
+                        c->address.c_str(), err);
+            return NULL;
+        }
+        if (st.error_code() != grpc::StatusCode::UNAVAILABLE || attempt >= c->retries) {
+            runner_fail(r, "grpc %s: Evaluate failed%s (%d attempt(s), %d ms deadline "
+                        "each): %s", c->address.c_str(),
+                        st.error_code() == grpc::StatusCode::UNAVAILABLE ?
+                        ": no model server reachable" : "", attempt + 1, c->timeout_ms,
+                        status_text(st).c_str());
+            return NULL;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(retry_delay_ms(c->backoff_ms,
+                                                                             attempt)));
+    }
+}
+
+/* ---- server role -------------------------------------------------------------------------- */
+
+struct Server : Impl, mlbc::Training::Service {
+    mlbc_runner *r = nullptr;
+    std::unique_ptr<grpc::Server> server;
+    int port = -1;
+    std::mutex mu;
+    std::condition_variable cv;
+    bool pending = false;           /* evaluate waits for advice on obs */
+    bool delivered = false;         /* a Step has returned obs */
+    bool answered = false;          /* a Step has put advice for obs */
+    bool done = false;              /* the runner is being freed */
+    bool gave_up = false;           /* evaluate timed out: the runner failed */
+
+    grpc::Status Step(grpc::ServerContext *ctx, const mlbc::StepRequest *req,
+                      mlbc::StepReply *reply) override;
+    bool authorized(grpc::ServerContext *ctx) const;
+};
+
+/* The token in constant time, so that its bytes cannot be guessed one by one by timing. */
+bool Server::authorized(grpc::ServerContext *ctx) const
+{
+    if (token.empty())
+        return true;
+    std::string want = "Bearer " + token;
+    auto it = ctx->client_metadata().find("authorization");
+    if (it == ctx->client_metadata().end() || it->second.size() != want.size())
+        return false;
+    unsigned char diff = 0;
+    for (size_t i = 0; i < want.size(); i++)
+        diff |= (unsigned char)(it->second.data()[i] ^ want[i]);
+    return diff == 0;
+}
+
+grpc::Status Server::Step(grpc::ServerContext *ctx, const mlbc::StepRequest *req,
+                          mlbc::StepReply *reply)
+{
+    if (!authorized(ctx))       /* before anything in the request is looked at */
+        return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
+    std::unique_lock<std::mutex> lk(mu);
+    if (gave_up)
+        return grpc::Status(grpc::StatusCode::ABORTED, r->error);
+    if (req->has_advice()) {
+        if (!pending || !delivered || answered)
+            return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                                "no observation is waiting for advice (Step without advice "
+                                "fetches it)");
+        char err[200];
+        if (take_advice(r, this, req->advice(), err, sizeof err))
+            return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
+        answered = true;
+        cv.notify_all();
+    }
+    Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    while (!(pending && !answered) && !done && !gave_up) {
+        if (ctx->IsCancelled())
+            return grpc::Status(grpc::StatusCode::CANCELLED, "the driver cancelled");
+        if (Clock::now() >= deadline)
+            return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "the compiler made no "
+                                "observation within " + std::to_string(timeout_ms) + " ms");
+        cv.wait_for(lk, std::chrono::milliseconds(kSliceMs));
+    }
+    if (gave_up)
+        return grpc::Status(grpc::StatusCode::ABORTED, r->error);
+    if (done) {
+        reply->set_done(true);
+        return grpc::Status::OK;
+    }
+    *reply->mutable_observation() = obs;
+    delivered = true;
+    return grpc::Status::OK;
+}
+
+const void *server_evaluate(mlbc_runner *r)
+{
+    Server *s = static_cast<Server *>(r->impl);
+    std::unique_lock<std::mutex> lk(s->mu);
+    fill_observation(r, s);
+    s->pending = true;
+    s->delivered = s->answered = false;
+    s->cv.notify_all();
+    Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(s->timeout_ms);
+    if (!s->cv.wait_until(lk, deadline, [s] { return s->answered; })) {
+        runner_fail(r, "grpc %s: no driver %s observation %lld (context \"%s\") within %d ms",
+                    s->address.c_str(), s->delivered ? "answered" : "fetched",
+                    (long long)s->obs.index(), s->obs.context().c_str(), s->timeout_ms);
+        s->gave_up = true;
+        s->cv.notify_all();
+        return NULL;
+    }
+    s->pending = false;
+    return s->advice.data();
+}
+
+/* Listens at the address; false with err set. */
+bool server_start(Server *s, char *err, size_t errlen)
+{
+    std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
+    if (!s->cert.empty()) {
+        grpc::SslServerCredentialsOptions so(
+            s->ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                          : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+        so.pem_root_certs = s->ca;
+        so.pem_key_cert_pairs.push_back({s->key, s->cert});
+        creds = grpc::SslServerCredentials(so);
+    }
+    grpc::ServerBuilder b;
+    b.AddListeningPort(s->address, creds, &s->port);
+    b.RegisterService(s);
+    /* a StepRequest is one advice tensor: refuse anything larger before it is parsed */
+    b.SetMaxReceiveMessageSize((int)proto_advice_limit(&s->r->advice) + 64);
+    b.SetMaxSendMessageSize((int)kMaxObservation);
+    b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+    b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+    s->server = b.BuildAndStart();
+    if (!s->server || s->port <= 0) {
+        set_err(err, errlen, "grpc: cannot listen on %s (address in use, or not an address "
+                "of this machine?)", s->address.c_str());
+        return false;
+    }
+    size_t colon = s->address.rfind(':');
+    if (!s->address.compare(0, 5, "unix:"))
+        s->port = 0;                /* gRPC says 1 for a socket path: there is no port */
+    else if (s->address.substr(colon + 1) == "0")   /* errors name the port to dial */
+        s->address = s->address.substr(0, colon + 1) + std::to_string(s->port);
+    return true;
+}
+
+void destroy(mlbc_runner *r)
+{
+    Impl *p = static_cast<Impl *>(r->impl);
+    if (Server *s = dynamic_cast<Server *>(p)) {
+        if (s->server) {
+            {
+                std::lock_guard<std::mutex> lk(s->mu);
+                s->done = true;
+                s->cv.notify_all();
+            }
+            s->server->Shutdown(std::chrono::system_clock::now() +
+                                std::chrono::milliseconds(kShutdownMs));
+        }
+    }
+    delete p;
+    r->impl = NULL;
+}
+
+/* gRPC and the standard library report failures by exceptions: none may reach C. */
+const void *evaluate(mlbc_runner *r)
+{
+    try {
+        return static_cast<Impl *>(r->impl)->role == MLBC_GRPC_SERVER ? server_evaluate(r)
+                                                                      : client_evaluate(r);
+    } catch (const std::exception &e) {
+        runner_fail(r, "grpc: %s", e.what());
+    }
+    return NULL;
+}
+
+const runner_ops grpc_ops = {evaluate, set_context, destroy};
+
+mlbc_runner *make_runner(const char *address, const mlbc_tensor_spec *features, int n,
+                         const mlbc_tensor_spec *advice, const mlbc_grpc_options &o,
+                         char *err, size_t errlen)
+{
+    mlbc_runner *r = runner_new(&grpc_ops, features, n, advice, err, errlen);
+    if (!r)
+        return NULL;
+    Impl *p = o.role == MLBC_GRPC_SERVER ? static_cast<Impl *>(new Server)
+                                         : static_cast<Impl *>(new Client);
+    r->impl = p;
+    memset(r->bound, 1, (size_t)r->ninputs);
+    p->advice.resize(mlbc_spec_bytes(advice) + 1);   /* + 1: a valid pointer when empty */
+    bool ok = configure(p, address, o, err, errlen);
+    if (ok && runner_own_unbound(r)) {
+        set_err(err, errlen, "grpc: out of memory");
+        ok = false;
+    }
+    if (ok)
+        init_observation(r, p);
+    if (ok && o.role == MLBC_GRPC_SERVER) {
+        static_cast<Server *>(p)->r = r;
+        ok = server_start(static_cast<Server *>(p), err, errlen);
+    } else if (ok) {
+        Client *c = static_cast<Client *>(p);
+        c->stub = mlbc::Inference::NewStub(client_channel(r, c));
+    }
+    if (!ok) {
+        mlbc_runner_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+}  // namespace
+
+extern "C" mlbc_runner *mlbc_runner_grpc(const char *address,
+                                         const mlbc_tensor_spec *features, int nfeatures,
+                                         const mlbc_tensor_spec *advice,
+                                         const mlbc_grpc_options *opt, char *err,
+                                         size_t errlen)
+{
+    mlbc_grpc_options o = {};
+    if (opt)
+        o = *opt;
+    try {
+        return make_runner(address, features, nfeatures, advice, o, err, errlen);
+    } catch (const std::exception &e) {
+        set_err(err, errlen, "grpc: %s", e.what());
+    }
+    return NULL;
+}
+
+extern "C" int mlbc_runner_grpc_port(const mlbc_runner *r)
+{
+    if (!r || r->ops != &grpc_ops)
+        return -1;
+    const Server *s = dynamic_cast<const Server *>(static_cast<const Impl *>(r->impl));
+    return s ? s->port : -1;
+}

@@ -1,0 +1,69 @@
+/* mlbc_grpc.h - the gRPC runner (libmlbc_grpc.a, C++ behind this C API): development mode
+ * over runtime/mlbc.proto's services instead of named pipes. Link a program with
+ * libmlbc_grpc.a, then libmlbc_rt.a, then `pkg-config --libs grpc++` and -lstdc++; programs
+ * that do not call this need none of it.
+ *
+ * Two roles, one runner interface (mlbc_runtime.h: evaluate returns the advice or NULL):
+ *  - MLBC_GRPC_CLIENT: evaluate sends the inputs as an Observation to a model server's
+ *    mlbc.Inference/Evaluate and returns its Advice (e.g. mlbc_gym.serve_model).
+ *  - MLBC_GRPC_SERVER: the runner listens, and evaluate publishes the Observation to a
+ *    driver calling mlbc.Training/Step (e.g. mlbc_gym.drive), then waits for the advice the
+ *    driver's next Step carries. Freeing the runner answers the driver's last Step "done".
+ *
+ * Every call and every wait has a deadline (timeout_ms). An unreachable peer (the model
+ * server absent or dead) is retried `retries` times with exponential backoff from
+ * backoff_ms; then, as on any other error (deadline passed, refused credentials, bad
+ * advice), the runner fails for good with a message (mlbc_runner_error) and evaluate
+ * returns NULL at once from then on: the caller's fallback.
+ *
+ * Addresses: "HOST:PORT", "[V6]:PORT" or "unix:PATH". Only loopback hosts (127.0.0.0/8,
+ * ::1, localhost) and unix sockets are accepted unless allow_remote is set. A server may
+ * give port 0 and read the port it got from mlbc_runner_grpc_port.
+ *
+ * Security: with token, the client sends "authorization: Bearer TOKEN" and the server
+ * refuses (UNAUTHENTICATED) any call without it, before looking at the request. With
+ * tls_cert and tls_key the server speaks TLS; with tls_ca as well it requires client
+ * certificates signed by that CA. A client with tls_ca speaks TLS and verifies the server
+ * against it (the server's certificate must name the address's host), presenting tls_cert
+ * and tls_key if given. All three are PEM files.
+ */
+#ifndef MLBC_GRPC_H
+#define MLBC_GRPC_H
+
+#include "mlbc_runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { MLBC_GRPC_CLIENT = 0, MLBC_GRPC_SERVER = 1 };
+
+typedef struct mlbc_grpc_options {
+    int role;                   /* MLBC_GRPC_CLIENT (default) or MLBC_GRPC_SERVER */
+    int timeout_ms;             /* every call / wait for the peer; 0 means 10000 */
+    int retries;                /* client: retries of an unreachable peer; 0: 3; < 0: none */
+    int backoff_ms;             /* first retry delay, doubled per retry (at most 60 s);
+                                   0 means 100 */
+    int allow_remote;           /* non-zero: addresses other than loopback are accepted */
+    const char *context;        /* the first context's name; NULL: "" */
+    const char *token;          /* shared secret (metadata); NULL: none */
+    const char *tls_cert;       /* PEM: the server's certificate chain, or the client's */
+    const char *tls_key;        /* PEM: the private key of tls_cert */
+    const char *tls_ca;         /* PEM: client: the CA of the server; server: of clients */
+} mlbc_grpc_options;
+
+/* A gRPC runner at address (see above); opt may be NULL (a loopback client, no security).
+ * The server role binds at once (an error if it cannot); the client connects lazily, at the
+ * first evaluate. NULL with a message in err on bad options, address or PEM files. */
+mlbc_runner *mlbc_runner_grpc(const char *address, const mlbc_tensor_spec *features,
+                              int nfeatures, const mlbc_tensor_spec *advice,
+                              const mlbc_grpc_options *opt, char *err, size_t errlen);
+
+/* The port a server-role runner listens on (useful after port 0); 0 for a unix: address,
+ * -1 for other runners. */
+int mlbc_runner_grpc_port(const mlbc_runner *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,496 @@
+"""The gRPC runner (runtime/grpc.cc, mlbc_grpc.h) against mlbc_gym's gRPC side (rpc.py), in
+both roles, over loopback: a C compiler stand-in (tests/grpc/grpc_peer.c) as the client of
+mlbc_gym's model server and as the server mlbc_gym's driver steps; absent, killed and
+stalled peers (bounded time, a clear error, NULL); tokens and TLS (certificates made here
+with openssl); garbage bytes on the sockets.
+
+    python3 tests/test_grpc.py --build build        # ends with "N passed, M failed"
+"""
+import argparse
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+# The refused handshakes below are the point: gRPC's core need not log each one.
+os.environ.setdefault("GRPC_VERBOSITY", "NONE")
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
+
+import mlbc_gym  # noqa: E402
+import mlbctest  # noqa: E402
+from mlbc_gym import HostError  # noqa: E402
+
+WAIT = 30                   # seconds any one step of a test may take before it is a hang
+MARGIN_MS = 1500            # what a failing evaluate may take beyond its bound (slow machine)
+LOCAL = "127.0.0.1"
+
+passed = failed = 0
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok   " + name)
+    else:
+        failed += 1
+        print("FAIL " + name + (": " + detail if detail else ""))
+    sys.stdout.flush()
+    return ok
+
+
+def build(build_dir):
+    """grpc_peer against libmlbc_grpc.a and libmlbc_rt.a, warnings as errors."""
+    out = os.path.join(build_dir, "test_grpc", "grpc_peer")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    libs = subprocess.run(["pkg-config", "--libs", "grpc++", "protobuf"], capture_output=True,
+                          text=True).stdout.split()
+    cmd = ["cc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE",
+           "-Iruntime", "-o", out, os.path.join(HERE, "grpc", "grpc_peer.c"),
+           os.path.join(build_dir, "libmlbc_grpc.a"), os.path.join(build_dir, "libmlbc_rt.a")
+           ] + libs + ["-lstdc++"] + mlbctest.RT_LIBS
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    check("build grpc_peer", p.returncode == 0, (p.stderr or p.stdout).strip()[:800])
+    return out if p.returncode == 0 else None
+
+
+# ---- the C peer ---------------------------------------------------------------------------
+
+def expected(k):
+    """What policy() answers for grpc_peer's decision k (its features are made from k)."""
+    return k * 1000 + int(sum(k + 0.5 * i for i in range(6)) * 2) + (1 + 2 + 3 + 4 + k)
+
+
+def policy_of(calls):
+    def policy(f, context, index):
+        calls.append((context, index))
+        return f["a"][0] * 1000 + int(sum(f["b"]) * 2) + sum(f["c"])
+    return policy
+
+
+class Peer:
+    """grpc_peer running: lines() parses its output once it has exited."""
+
+    def __init__(self, exe, role, address, *opts, listens=None):
+        self.proc = subprocess.Popen([exe, role, address] + [str(o) for o in opts],
+                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     text=True)
+        self.head = []
+        self.port = None
+        if listens or (listens is None and role == "server"):
+            line = self._readline()
+            self.head.append(line)
+            if line.startswith("port "):
+                self.port = int(line.split()[1])
+
+    def _readline(self):
+        """One line, or "" after WAIT seconds (a timer kills a silent peer)."""
+        timer = threading.Timer(WAIT, self.proc.kill)
+        timer.start()
+        try:
+            return self.proc.stdout.readline()
+        finally:
+            timer.cancel()
+
+    def finish(self):
+        """(exit status, advice {k: value}, nulls {k: (ms, error)}, other lines)."""
+        try:
+            out, _ = self.proc.communicate(timeout=WAIT)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate()
+            out += "\n(killed after %d s: a hang)" % WAIT
+        advice, nulls, other = {}, {}, []
+        for line in self.head + out.splitlines():
+            w = line.split(None, 3)
+            if w and w[0] == "advice":
+                advice[int(w[1])] = int(w[2])
+            elif w and w[0] == "null":
+                nulls[int(w[1])] = (float(w[2]), w[3] if len(w) > 3 else "")
+            elif line.strip() and not line.startswith("port "):
+                other.append(line.strip())
+        return self.proc.returncode, advice, nulls, other
+
+
+def run_client(exe, address, *opts):
+    return Peer(exe, "client", address, *opts).finish()
+
+
+def free_port():
+    """A loopback port nobody listens on (bound and released)."""
+    with socket.socket() as s:
+        s.bind((LOCAL, 0))
+        return s.getsockname()[1]
+
+
+# ---- a model server in a child process (to be killed) -------------------------------------
+
+def child_model_server(die_at):
+    """--child-model-server: serves, prints its port, and SIGKILLs itself on decision die_at."""
+    def policy(f, context, index):
+        if f["a"][0] == die_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return policy_of([])(f, context, index)
+    srv = mlbc_gym.serve_model(policy, LOCAL + ":0")
+    print("port %d" % srv.port, flush=True)
+    time.sleep(WAIT)
+
+
+# ---- tests --------------------------------------------------------------------------------
+
+def test_client(exe):
+    calls = []
+    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0") as srv:
+        rc, adv, nulls, other = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 6)
+    check("client: advice from mlbc_gym's model server", rc == 0 and not nulls and
+          adv == {k: expected(k) for k in range(6)}, "rc %s %s %s %s" % (rc, adv, nulls, other))
+    check("client: contexts and indexes reach the policy",
+          calls == [("f0", 0), ("f0", 1), ("f1", 0), ("f1", 1), ("f2", 0), ("f2", 1)],
+          str(calls))
+    spec = mlbc_gym.TensorSpec("advice", "int64_t", [2])
+    with mlbc_gym.serve_model(lambda f, c, i: [1, 2], LOCAL + ":0", advice=spec) as srv:
+        rc, adv, nulls, other = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 2)
+    check("client: advice of the wrong size is refused (NULL, sticky)",
+          rc == 0 and not adv and "bad advice" in nulls.get(0, (0, ""))[1] and 1 in nulls,
+          "%s %s %s" % (adv, nulls, other))
+
+
+def test_server(exe):
+    calls = []
+    peer = Peer(exe, "server", LOCAL + ":0", "--n", 5, "--timeout", 10000)
+    try:
+        n = mlbc_gym.drive("%s:%s" % (LOCAL, peer.port), policy_of(calls), timeout=WAIT)
+    except HostError as e:
+        n = str(e)
+    rc, adv, nulls, other = peer.finish()
+    check("server: mlbc_gym's driver steps the C server to done", n == 5 and rc == 0 and
+          adv == {k: expected(k) for k in range(5)} and not nulls and other == ["done"],
+          "drive %s, rc %s %s %s %s" % (n, rc, adv, nulls, other))
+    check("server: contexts and indexes reach the driver's policy",
+          calls == [("f0", 0), ("f0", 1), ("f1", 0), ("f1", 1), ("f2", 0)], str(calls))
+    with tempfile.TemporaryDirectory() as tmp:
+        addr = "unix:" + os.path.join(tmp, "sock")
+        peer = Peer(exe, "server", addr, "--n", 2)
+        try:
+            n = mlbc_gym.drive(addr, policy_of([]), timeout=WAIT)
+        except HostError as e:
+            n = str(e)
+        rc, adv, nulls, other = peer.finish()
+    check("server: on a unix socket", peer.port == 0 and n == 2 and
+          adv == {0: expected(0), 1: expected(1)}, "port %s, drive %s, %s %s %s"
+          % (peer.port, n, adv, nulls, other))
+
+
+def bounded_null(name, res, k, bound_ms, words):
+    """Decision k was NULL within bound_ms with an error holding words; later ones NULL at
+    once (sticky)."""
+    rc, adv, nulls, other = res
+    ms, err = nulls.get(k, (None, ""))
+    later = [nulls[j][0] for j in nulls if j > k]
+    check(name, rc == 0 and ms is not None and ms < bound_ms + MARGIN_MS and
+          all(w in err for w in words) and later and max(later) < 200 and
+          "done" in other, "rc %s, decision %d: %s ms %r; later %s; %s %s"
+          % (rc, k, ms, err, later, adv, other))
+
+
+def test_faults(exe):
+    res = run_client(exe, "%s:%d" % (LOCAL, free_port()), "--n", 3, "--timeout", 1000,
+                     "--retries", 2, "--backoff", 50)
+    bounded_null("client: no model server: 3 attempts with backoff, then NULL", res, 0,
+                 3 * 1000 + 150, ["no model server reachable", "3 attempt(s)"])
+
+    child = Peer(sys.executable, os.path.abspath(__file__), "--child-model-server", "2",
+                 listens=True)
+    port = child.port
+    res = run_client(exe, "%s:%s" % (LOCAL, port), "--n", 4, "--timeout", 1000,
+                     "--retries", 2, "--backoff", 50)
+    child.finish()
+    bounded_null("client: model server killed mid-call: NULL, sticky", res, 2, 3 * 1000 + 150,
+                 ["UNAVAILABLE"])
+    check("client: advice before the kill", res[1] == {0: expected(0), 1: expected(1)},
+          str(res[1]))
+
+    release = threading.Event()
+
+    def stall(f, context, index):
+        if f["a"][0] == 1:
+            release.wait(WAIT)
+        return 0
+    with mlbc_gym.serve_model(stall, LOCAL + ":0") as srv:
+        res = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 3, "--timeout", 700)
+        release.set()
+    bounded_null("client: stalled model server: NULL after the deadline", res, 1, 700,
+                 ["DEADLINE_EXCEEDED"])
+
+    peer = Peer(exe, "server", LOCAL + ":0", "--n", 2, "--timeout", 800)
+    bounded_null("server: no driver: NULL after the timeout", peer.finish(), 0, 800,
+                 ["no driver fetched observation 0"])
+
+    peer = Peer(exe, "server", LOCAL + ":0", "--n", 4, "--timeout", 800)
+    d = mlbc_gym.Driver("%s:%s" % (LOCAL, peer.port), timeout=WAIT)
+    d.reset()
+    d.step(7)
+    d.close()               # the driver goes away with observation 1 unanswered
+    res = peer.finish()
+    bounded_null("server: driver gone: NULL after the timeout", res, 1, 800,
+                 ["no driver answered observation 1"])
+    check("server: advice before the driver left", res[1] == {0: 7}, str(res[1]))
+
+    t0 = time.monotonic()
+    try:
+        mlbc_gym.Driver("%s:%d" % (LOCAL, free_port()), timeout=1).reset()
+        err = "no error"
+    except HostError as e:
+        err = str(e)
+    took = time.monotonic() - t0
+    check("driver: no compiler: HostError after its timeout",
+          "UNAVAILABLE" in err and took < 1 + MARGIN_MS / 1000, "%.1f s: %s" % (took, err))
+
+    rc, adv, nulls, other = run_client(exe, "0.0.0.0:1")
+    check("client: a non-loopback address is refused", rc == 2 and
+          any("not a loopback address" in o for o in other), str(other))
+    rc, adv, nulls, other = Peer(exe, "server", "0.0.0.0:0").finish()
+    check("server: a non-loopback address is refused", rc == 2 and
+          any("not a loopback address" in o for o in other), str(other))
+    try:
+        mlbc_gym.serve_model(policy_of([]), "0.0.0.0:0")
+        err = ""
+    except HostError as e:
+        err = str(e)
+    check("mlbc_gym: a non-loopback address is refused", "not a loopback" in err, err)
+
+
+def test_token(exe):
+    calls = []
+    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0", token="s3cret") as srv:
+        addr = "%s:%d" % (LOCAL, srv.port)
+        none = run_client(exe, addr, "--n", 2)
+        wrong = run_client(exe, addr, "--n", 2, "--token", "s3creT")
+        refused = list(calls)
+        right = run_client(exe, addr, "--n", 2, "--token", "s3cret")
+    for name, res in (("no token", none), ("a wrong token", wrong)):
+        check("token: a client with %s is refused, the policy never called" % name,
+              not res[1] and "UNAUTHENTICATED" in res[2].get(0, (0, ""))[1] and not refused,
+              "%s %s" % (res, refused))
+    check("token: a client with the token is answered",
+          right[1] == {0: expected(0), 1: expected(1)}, str(right))
+
+    peer = Peer(exe, "server", LOCAL + ":0", "--n", 2, "--token", "s3cret")
+    addr = "%s:%s" % (LOCAL, peer.port)
+    errs = []
+    for token in (None, "wrong"):
+        d = mlbc_gym.Driver(addr, timeout=WAIT, token=token)
+        for call in (d.reset, lambda: d.step(999)):
+            try:
+                call()
+                errs.append("answered")
+            except HostError as e:
+                errs.append(str(e))
+        d.close()
+    try:
+        n = mlbc_gym.drive(addr, policy_of([]), timeout=WAIT, token="s3cret")
+    except HostError as e:
+        n = str(e)
+    rc, adv, nulls, other = peer.finish()
+    check("token: drivers without or with a wrong token are refused",
+          len(errs) == 4 and all("UNAUTHENTICATED" in e for e in errs), str(errs))
+    check("token: their advice was not acted on; the right driver's was",
+          n == 2 and adv == {0: expected(0), 1: expected(1)}, "%s %s %s" % (n, adv, nulls))
+
+
+def openssl(*args, cwd):
+    subprocess.run(["openssl"] + list(args), cwd=cwd, check=True, capture_output=True,
+                   timeout=WAIT)
+
+
+def make_certs(d):
+    """ca, server (localhost, 127.0.0.1), client (by ca); rogue-ca and rogue (by rogue-ca)."""
+    for ca in ("ca", "rogue-ca"):
+        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj",
+                "/CN=" + ca, "-keyout", ca + ".key", "-out", ca + ".pem", cwd=d)
+    with open(os.path.join(d, "san.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    for name, ca in (("server", "ca"), ("client", "ca"), ("rogue", "rogue-ca")):
+        openssl("req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout",
+                name + ".key", "-out", name + ".csr", cwd=d)
+        openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey",
+                ca + ".key", "-CAcreateserial", "-days", "2", "-extfile", "san.ext",
+                "-out", name + ".pem", cwd=d)
+    return lambda n: os.path.join(d, n)
+
+
+def test_tls(exe, tmp):
+    p = make_certs(tmp)
+    server_tls = {"tls_cert": p("server.pem"), "tls_key": p("server.key")}
+    calls = []
+    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0", **server_tls) as srv:
+        addr = "%s:%d" % (LOCAL, srv.port)
+        good = run_client(exe, addr, "--n", 2, "--ca", p("ca.pem"))
+        n_good = len(calls)
+        plain = run_client(exe, addr, "--n", 1, "--retries", -1)
+        rogue = run_client(exe, addr, "--n", 1, "--retries", -1, "--ca", p("rogue-ca.pem"))
+    check("tls: a client verifying the server's certificate is answered",
+          good[1] == {0: expected(0), 1: expected(1)}, str(good))
+    check("tls: a plaintext client and one trusting another CA are refused, nothing acted on",
+          not plain[1] and 0 in plain[2] and not rogue[1] and 0 in rogue[2] and
+          len(calls) == n_good, "%s %s %s" % (plain, rogue, calls))
+
+    peer = Peer(exe, "server", LOCAL + ":0", "--n", 2, "--cert", p("server.pem"), "--key",
+                p("server.key"), "--ca", p("ca.pem"))
+    addr = "%s:%s" % (LOCAL, peer.port)
+    errs = []
+    for who in ({"tls_ca": p("ca.pem")},
+                {"tls_ca": p("ca.pem"), "tls_cert": p("rogue.pem"), "tls_key": p("rogue.key")}):
+        d = mlbc_gym.Driver(addr, timeout=2, **who)
+        for call in (d.reset, lambda: d.step(999)):
+            try:
+                call()
+                errs.append("answered")
+            except HostError as e:
+                errs.append(str(e))
+        d.close()
+    try:
+        n = mlbc_gym.drive(addr, policy_of([]), timeout=WAIT, tls_ca=p("ca.pem"),
+                           tls_cert=p("client.pem"), tls_key=p("client.key"))
+    except HostError as e:
+        n = str(e)
+    rc, adv, nulls, other = peer.finish()
+    check("tls: drivers without a client certificate or with another CA's are refused",
+          len(errs) == 4 and "answered" not in errs, str(errs))
+    check("tls: a driver with a client certificate steps the server; nothing else acted on",
+          n == 2 and adv == {0: expected(0), 1: expected(1)}, "%s %s %s %s" % (n, adv, nulls,
+                                                                            other))
+
+
+JUNK = [b"\x00" * 64, bytes(range(256)) * 8, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + b"\xff" * 300]
+
+
+def send_junk(port):
+    """Each junk in its own connection; the peer may answer or close, never hang us."""
+    for junk in JUNK:
+        with socket.create_connection((LOCAL, port), timeout=5) as s:
+            try:
+                s.sendall(junk)
+                s.shutdown(socket.SHUT_WR)
+                while s.recv(4096):
+                    pass
+            except OSError:
+                pass            # reset by the peer: refusing junk is its right
+
+
+def test_garbage(exe):
+    calls = []
+    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0") as srv:
+        send_junk(srv.port)
+        res = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 2)
+    check("garbage: mlbc_gym's model server survives junk and keeps serving",
+          res[1] == {0: expected(0), 1: expected(1)} and len(calls) == 2, str(res))
+    peer = Peer(exe, "server", LOCAL + ":0", "--n", 2)
+    send_junk(peer.port)
+    try:
+        n = mlbc_gym.drive("%s:%s" % (LOCAL, peer.port), policy_of([]), timeout=WAIT)
+    except HostError as e:
+        n = str(e)
+    rc, adv, nulls, other = peer.finish()
+    check("garbage: the C server survives junk and keeps serving",
+          n == 2 and rc == 0 and adv == {0: expected(0), 1: expected(1)},
+          "%s %s %s %s" % (n, adv, nulls, other))
+
+
+def junk_server(stop):
+    """A listener that greets every connection with junk and holds it open until stop."""
+    ls = socket.socket()
+    ls.bind((LOCAL, 0))
+    ls.listen(8)
+    ls.settimeout(0.1)
+    conns = []
+
+    def loop():
+        while not stop.is_set():
+            try:
+                c, _ = ls.accept()
+            except socket.timeout:
+                continue
+            conns.append(c)
+            try:
+                c.sendall(JUNK[1])
+            except OSError:
+                pass
+        for c in conns + [ls]:
+            c.close()
+    threading.Thread(target=loop, daemon=True).start()
+    return ls.getsockname()[1]
+
+
+def test_bad_servers(exe):
+    stop = threading.Event()
+    port = junk_server(stop)
+    res = run_client(exe, "%s:%d" % (LOCAL, port), "--n", 2, "--timeout", 700, "--retries", 1,
+                     "--backoff", 50)
+    stop.set()
+    bounded_null("client: a server answering junk: NULL, sticky", res, 0, 2 * 700 + 50,
+                 ["Evaluate failed"])
+    spec = mlbc_gym.TensorSpec("advice", "int64_t", [1 << 18])
+    with mlbc_gym.serve_model(lambda f, c, i: bytes(spec.nbytes), LOCAL + ":0",
+                              advice=spec) as srv:
+        res = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 2)
+    bounded_null("client: a 2 MB reply to an 8-byte advice is refused unread", res, 0, 10000,
+                 ["RESOURCE_EXHAUSTED"])
+
+
+def test_cli(exe):
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "runtime", "python"))
+    p = subprocess.run([sys.executable, "-c", "import sys, mlbc_gym; mlbc_gym.serve; "
+                        "print(sorted(m for m in sys.modules if m.startswith(('grpc', "
+                        "'google'))))"], capture_output=True, text=True, env=env, timeout=WAIT)
+    check("import mlbc_gym (the pipe host) imports neither grpc nor protobuf",
+          p.returncode == 0 and p.stdout.strip() == "[]", p.stdout + p.stderr)
+    addr = "%s:%d" % (LOCAL, free_port())
+    try:
+        p = subprocess.run([sys.executable, "-m", "mlbc_gym", "serve-grpc", addr, "--constant",
+                            "5", "--", exe, "client", addr, "--n", "2"], capture_output=True,
+                           text=True, env=env, timeout=WAIT)
+        out, err = p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        out, err = "", "a hang"
+    check("cli: python3 -m mlbc_gym serve-grpc ADDRESS -- COMMAND answers the command",
+          out.startswith("advice 0 5 ") and "advice 1 5 " in out and
+          "2 observations answered" in err, out + err)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--child-model-server", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child_model_server is not None:
+        return child_model_server(args.child_model_server)
+    os.chdir(ROOT)
+    t0 = time.monotonic()
+    exe = build(args.build)
+    if exe:
+        test_client(exe)
+        test_server(exe)
+        test_faults(exe)
+        test_token(exe)
+        with tempfile.TemporaryDirectory() as tmp:
+            if check("openssl is installed", subprocess.run(
+                    ["openssl", "version"], capture_output=True).returncode == 0):
+                test_tls(exe, tmp)
+        test_garbage(exe)
+        test_bad_servers(exe)
+        test_cli(exe)
+    print("(%.1f s)" % (time.monotonic() - t0))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
