@@ -4,7 +4,8 @@ set -e
 PKGS="make gcc protobuf-c-compiler libprotobuf-c-dev flex bison libopenblas-dev libonnx-dev
 python3-onnx python3-numpy clang-19 llvm-19-dev libclang-rt-19-dev gcc-12-plugin-dev
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
-cmake pkg-config man-db groff-base python3-pip python3-setuptools python3-wheel"
+cmake pkg-config man-db groff-base python3-pip python3-setuptools python3-wheel
+python3-distributed"
 # make bench draws its plots with matplotlib and runs libtorch as a peer: `install-deps.sh
 # bench` adds them
 [ "$1" = bench ] && PKGS="$PKGS python3-matplotlib libtorch-dev"
