@@ -69,6 +69,8 @@ def _connect(distributed, address):
     except (OSError, TimeoutError) as e:
         raise RuntimeError("cannot reach the Dask scheduler at %s within %d s: %s"
                            % (address, CONNECT_SECONDS, e)) from None
+    except ValueError as e:
+        raise RuntimeError("bad Dask scheduler address %s: %s" % (address, e)) from None
     try:
         client.wait_for_workers(1, timeout=WORKER_SECONDS)
     except (OSError, TimeoutError):
