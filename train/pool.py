@@ -6,6 +6,8 @@ default the tasks run on a LocalCluster started here (worker processes, one thre
 the Python policies of mlbc_gym hold the GIL while they answer, and Run.cpu counts the
 children of the worker process, exact only when it runs one task at a time). Given a
 scheduler address (--scheduler, or MLBC_DASK_SCHEDULER) they run on that cluster instead.
+The local cluster spawns its workers, which import the main script again: a script that
+makes a Pool must do so under `if __name__ == "__main__"`.
 
 What a worker needs (docs/TRAINING.md, "On a Dask cluster"): clang-19, python3-numpy and
 python3-distributed, train/ on its PYTHONPATH, and the paths the client passes (the corpus
@@ -14,6 +16,8 @@ the client, e.g. one shared folder. Results (sizes, decisions, training-log byte
 back as task results; the client writes every file.
 """
 import os
+
+import distributed
 
 SCHEDULER_ENV = "MLBC_DASK_SCHEDULER"
 CONNECT_SECONDS = 20        # to reach the scheduler
@@ -24,11 +28,10 @@ class Pool:
     """pool.map(fn, items, *args) = [fn(x, *args) for x in items], run as Dask tasks."""
 
     def __init__(self, scheduler=None, workers=None):
-        import distributed
         self.address = scheduler or os.environ.get(SCHEDULER_ENV) or None
         self.cluster = None
         if self.address:
-            self.client = _connect(distributed, self.address)
+            self.client = _connect(self.address)
         else:
             self.cluster = distributed.LocalCluster(
                 n_workers=workers or os.cpu_count() or 1, threads_per_worker=1,
@@ -44,7 +47,7 @@ class Pool:
         try:
             return self.client.gather(futures)
         finally:
-            self.client.cancel(futures)
+            self.client.cancel(futures)     # after an error, the rest must not run on
 
     def workers(self):
         return len(self.client.scheduler_info()["workers"])
@@ -61,7 +64,7 @@ class Pool:
         self.close()
 
 
-def _connect(distributed, address):
+def _connect(address):
     """A client of the scheduler at address with at least one worker, or RuntimeError
     naming the address (both waits are bounded)."""
     try:
