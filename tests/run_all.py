@@ -38,6 +38,7 @@ def programs(build):
         ("inside LLVM: ReleaseModeModelRunner, clang pass plugin", [PY, "tests/test_llvm.py"] + b),
         ("inside GCC: inlining plugin", [PY, "tests/test_gcc.py"] + b),
         ("training loop: collect, clone, improve, export, serve", [PY, "tests/test_train.py"] + b),
+        ("training jobs on a Dask cluster: scheduler and two workers on loopback", [PY, "tests/test_dask.py"] + b),
         ("make install: layout, CMake and Make projects, man pages, Python package", [PY, "tests/test_install.py"] + b),
     ]
 

@@ -60,6 +60,18 @@ class Ctx(harness.Ctx):
                 return out, json.load(f)
         return self.fixture("trained", make)
 
+    def pool(self):
+        """A local Dask cluster of two worker processes, closed by main()."""
+        def make():
+            import pool
+            return pool.Pool(workers=2)
+        return self.fixture("pool", make)
+
+    def close(self):
+        ok, pool = self._cache.get("pool", (False, None))
+        if ok:
+            pool.close()
+
     def workdir(self):
         d = os.path.join(self.work, "tmp")
         os.makedirs(d, exist_ok=True)
@@ -266,7 +278,7 @@ def test_trajectory_cache_is_exact(ctx):
     net = Net.load(os.path.join(out, "bc.npz"))
     mods = [m for m in ctx.modules() if m.split == "train"]
     cache = es.TrajectoryCache()
-    ev = es.Evaluator(mods, {m.name: 1 for m in mods}, ctx.workdir(), cache, log=lambda s: 0)
+    ev = es.Evaluator(mods, {m.name: 1 for m in mods}, ctx.pool(), cache, log=lambda s: 0)
     names = [m.name for m in mods]
     first = ev.sizes(net, names)
     n1 = ev.compiles
@@ -327,6 +339,7 @@ def main():
             traceback.print_exc(file=sys.stdout)
     if args.v:
         print("(%.0f s)" % (time.time() - t00))
+    ctx.close()
     shutil.rmtree(work, ignore_errors=True)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

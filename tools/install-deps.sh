@@ -5,7 +5,8 @@ PKGS="make gcc g++ protobuf-c-compiler libprotobuf-c-dev protobuf-compiler pytho
 python3-onnx python3-numpy clang-19 llvm-19-dev libclang-rt-19-dev gcc-12-plugin-dev
 gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
 cmake pkg-config man-db groff-base python3-pip python3-setuptools python3-wheel
-libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc python3-grpcio openssl"
+libgrpc++-dev libprotobuf-dev protobuf-compiler-grpc python3-grpcio openssl
+python3-distributed"
 # make bench draws its plots with matplotlib and runs libtorch as a peer: `install-deps.sh
 # bench` adds them
 [ "$1" = bench ] && PKGS="$PKGS python3-matplotlib libtorch-dev"

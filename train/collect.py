@@ -18,7 +18,9 @@ inlining_default and inlining_decision), readable by mlbc_gym.read_log, mlbc's C
 LLVM's log_reader.py; the score is the module's .text size, as the outcome of its last
 observation. Modules without any inliner decision get no log.
 """
+import io
 import os
+import tempfile
 
 import numpy as np
 
@@ -32,9 +34,9 @@ def log_specs():
              TensorSpec("inlining_decision", "int64_t", [1])])
 
 
-def collect_module(mod, workdir, log_dir):
-    """Returns (features [N,38] int64, heuristic decisions [N], .text size, log path) or
-    raises RuntimeError."""
+def collect_module(mod, workdir):
+    """Returns (features [N,38] int64, heuristic decisions [N], .text size, the training
+    log's bytes, None without any decision) or raises RuntimeError."""
     a = env.compile_with_policy(mod, lambda x, i: x[env.SLOT_DEFAULT], workdir,
                                 include_default=True)
     if not a.ok:
@@ -59,35 +61,39 @@ def collect_module(mod, workdir, log_dir):
     y = np.array(dec, np.int64)
     if not len(y):
         return X, y, a.text, None           # no decision: no log
-    path = os.path.join(log_dir, mod.name + ".log")
-    with open(path, "wb") as f:
-        w = LogWriter(f, log_specs(), score=TensorSpec("text_size", "float", [1]))
-        w.context(mod.name)
-        for k in range(len(y)):
-            w.observation(list(X[k]) + [int(y[k]), int(y[k])])
-            if k == len(y) - 1:
-                w.outcome(float(a.text))
-    return X, y, a.text, path
+    f = io.BytesIO()
+    w = LogWriter(f, log_specs(), score=TensorSpec("text_size", "float", [1]))
+    w.context(mod.name)
+    for k in range(len(y)):
+        w.observation(list(X[k]) + [int(y[k]), int(y[k])])
+        if k == len(y) - 1:
+            w.outcome(float(a.text))
+    return X, y, a.text, f.getvalue()
 
 
-def collect(mods, workdir, log_dir, jobs=None, log=print):
-    """Collects every module; returns dict name -> (X, y, text) for the modules that gave
-    at least one observation."""
-    os.makedirs(log_dir, exist_ok=True)
-
-    def one(m):
+def collect_task(mod):
+    """collect_module as a Dask task, in a temporary folder of the worker's (the channel's
+    FIFOs must be local): (its result, None) or (None, why the module is dropped)."""
+    with tempfile.TemporaryDirectory(prefix="mlbc-collect-") as workdir:
         try:
-            return m, collect_module(m, workdir, log_dir), None
+            return collect_module(mod, workdir), None
         except Exception as e:  # noqa: BLE001 - reported, the module is dropped
-            return m, None, str(e)
+            return None, str(e)
 
+
+def collect(mods, log_dir, pool, log=print):
+    """Collects every module on the pool's workers and writes the logs into log_dir;
+    returns dict name -> (X, y, text) for the modules that gave at least one observation."""
+    os.makedirs(log_dir, exist_ok=True)
     out = {}
-    for m, r, err in env.parallel_map(one, mods, jobs):
+    for m, (r, err) in zip(mods, pool.map(collect_task, mods)):
         if err:
             log("  collect: dropped %s" % err)
             continue
-        X, y, text, _ = r
-        if len(y):
+        X, y, text, data = r
+        if data is not None:
+            with open(os.path.join(log_dir, m.name + ".log"), "wb") as f:
+                f.write(data)
             out[m.name] = (X, y, text)
     return out
 

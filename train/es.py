@@ -16,6 +16,7 @@ ES (Salimans et al. 2017, as MLGO's blackbox trainer): antithetic Gaussian pertu
 theta +- sigma*eps, centred-rank fitness shaping, Adam step on the estimated gradient;
 the best network seen (by training reward) is kept.
 """
+import tempfile
 import time
 
 import numpy as np
@@ -58,15 +59,25 @@ class TrajectoryCache:
         return sum(len(v) for v in self.trajs.values())
 
 
-class Evaluator:
-    """Sizes of training modules under a network, through the cache or clang-19."""
+def evaluate_task(mod, net):
+    """mod compiled under net, as a Dask task in a temporary folder of the worker's: a Run,
+    retried once (a loaded machine can stall a compiler)."""
+    with tempfile.TemporaryDirectory(prefix="mlbc-es-") as workdir:
+        r = env.compile_with_policy(mod, lambda x, i: net.decide_one(x), workdir)
+        if not r.ok:
+            r = env.compile_with_policy(mod, lambda x, i: net.decide_one(x), workdir)
+        return r
 
-    def __init__(self, mods, default_text, workdir, cache=None, jobs=None, log=print):
+
+class Evaluator:
+    """Sizes of training modules under a network, through the cache or clang-19 (tasks of
+    a pool.Pool)."""
+
+    def __init__(self, mods, default_text, pool, cache=None, log=print):
         self.mods = {m.name: m for m in mods}
         self.default = dict(default_text)
-        self.workdir = workdir
+        self.pool = pool
         self.cache = cache or TrajectoryCache()
-        self.jobs = jobs
         self.compiles = 0
         self.compile_seconds = 0.0
         self.log = log
@@ -74,16 +85,8 @@ class Evaluator:
     def sizes(self, net, names):
         hit = self.cache.lookup_all(net, names)
         miss = [n for n in names if n not in hit]
-
-        def one(n):
-            r = env.compile_with_policy(self.mods[n], lambda x, i: net.decide_one(x),
-                                        self.workdir)
-            if not r.ok:   # retry once (a loaded machine can stall a compiler)
-                r = env.compile_with_policy(self.mods[n], lambda x, i: net.decide_one(x),
-                                            self.workdir)
-            return n, r
-
-        for n, r in env.parallel_map(one, miss, self.jobs):
+        runs = self.pool.map(evaluate_task, [self.mods[n] for n in miss], net)
+        for n, r in zip(miss, runs):
             self.compiles += 1
             self.compile_seconds += r.seconds
             if r.ok:

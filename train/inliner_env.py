@@ -15,14 +15,11 @@ two runs that answer identically see identical features (collect.py relies on th
 import hashlib
 import os
 import resource
-import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -116,7 +113,8 @@ class Run:
         self.decisions = []         # per observation: the advice sent
         self.seconds = 0.0          # wall time of the compiler run
         self.cpu = None             # CPU seconds (user + sys) of the compiler and server
-                                    # processes; only meaningful when runs are sequential
+                                    # processes; exact only when the process runs one
+                                    # compilation at a time (a Pool worker has one thread)
         self.returncode = None
         self.error = None
 
@@ -260,22 +258,3 @@ def compile_with_plugin(mod, plugin_so, workdir, keep=None):
     plugins/clang (LLVM's MLInlineAdvisor + ReleaseModeModelRunner, no channel)."""
     obj = keep or _fresh(workdir, "p") + ".o"
     return _timed_compile(clang_cmd(mod, obj) + ["-fpass-plugin=" + plugin_so], obj, keep)
-
-
-def parallel_map(fn, items, jobs=None):
-    """fn over items with a thread pool (the work is in the clang child processes)."""
-    jobs = jobs or max(1, os.cpu_count() or 1)
-    if jobs == 1 or len(items) <= 1:
-        return [fn(x) for x in items]
-    with ThreadPoolExecutor(jobs) as ex:
-        return list(ex.map(fn, items))
-
-
-def make_workdir(parent=None, prefix="mlbc-train-"):
-    if parent:
-        os.makedirs(parent, exist_ok=True)
-    return tempfile.mkdtemp(prefix=prefix, dir=parent)
-
-
-def remove_workdir(d):
-    shutil.rmtree(d, ignore_errors=True)

@@ -2,7 +2,7 @@
 """Train an inliner-for-size policy end to end and measure it on held-out code.
 
     python3 train/train.py --build build [--out DIR] [--cache DIR] [--manifest FILE]
-                           [--es-seconds S] [--jobs N]
+                           [--es-seconds S] [--workers N | --scheduler ADDRESS]
 
   1. corpus    train/corpus.sh: C files from Debian's binutils-source (libiberty, zlib, bfd,
                opcodes, binutils, gprof, libsframe, libctf) that compile standalone,
@@ -29,6 +29,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -41,6 +42,7 @@ import collect  # noqa: E402
 import es  # noqa: E402
 import export_onnx  # noqa: E402
 import inliner_env as env  # noqa: E402
+import pool as dask_pool  # noqa: E402
 from policy_net import Net, quantiles, train_supervised  # noqa: E402
 
 T0 = time.time()
@@ -143,22 +145,44 @@ def build_plugin(build, onnx_path, out_dir):
     return so, ""
 
 
-def evaluate_heldout(mods, build, so, workdir, log_dir, plugin=None, sequential=True):
-    """Held-out, module by module (one run at a time, so CPU times are comparable):
-    clang-19's default -Oz, the compiled policy served by mlbc-serve, and the compiled
-    policy inside clang through the plugin when there is one."""
-    serve = os.path.join(build, "mlbc-serve")
-    os.makedirs(log_dir, exist_ok=True)
-
-    def one(m):
-        d = env.compile_default(m, workdir)
-        p = env.compile_with_so(m, so, workdir, serve, log=os.path.join(log_dir, m.name + ".log"))
+def heldout_task(mod, serve, so, plugin):
+    """One held-out module as a Dask task, in a temporary folder of the worker's: clang-19's
+    default -Oz, the compiled policy served by mlbc-serve (retried once), and the policy
+    inside clang through the plugin when there is one, back to back so that their times
+    compare. Returns (default Run, served Run, plugin Run or None, mlbc-serve's training
+    log as bytes or None)."""
+    with tempfile.TemporaryDirectory(prefix="mlbc-heldout-") as workdir:
+        log = os.path.join(workdir, mod.name + ".log")
+        d = env.compile_default(mod, workdir)
+        p = env.compile_with_so(mod, so, workdir, serve, log=log)
         if not p.ok:
-            p = env.compile_with_so(m, so, workdir, serve,
-                                    log=os.path.join(log_dir, m.name + ".log"))
-        g = env.compile_with_plugin(m, plugin, workdir) if plugin else None
-        return m, d, p, g
-    return env.parallel_map(one, mods, 1 if sequential else None)
+            p = env.compile_with_so(mod, so, workdir, serve, log=log)
+        g = env.compile_with_plugin(mod, plugin, workdir) if plugin else None
+        data = None
+        if os.path.exists(log):
+            with open(log, "rb") as f:
+                data = f.read()
+        return d, p, g, data
+
+
+def served_task(mod, serve, so):
+    """mod under a compiled policy served by mlbc-serve, as a Dask task: a Run."""
+    with tempfile.TemporaryDirectory(prefix="mlbc-served-") as workdir:
+        return env.compile_with_so(mod, so, workdir, serve)
+
+
+def evaluate_heldout(mods, build, so, pool, log_dir, plugin=None):
+    """Held-out modules on the pool's workers (heldout_task); writes mlbc-serve's logs into
+    log_dir. Returns (module, default Run, served Run, plugin Run or None) per module."""
+    os.makedirs(log_dir, exist_ok=True)
+    rows = []
+    for m, (d, p, g, data) in zip(mods, pool.map(heldout_task, mods,
+                                                 os.path.join(build, "mlbc-serve"), so, plugin)):
+        if data is not None:
+            with open(os.path.join(log_dir, m.name + ".log"), "wb") as f:
+                f.write(data)
+        rows.append((m, d, p, g))
+    return rows
 
 
 def table(rows, headers):
@@ -184,7 +208,12 @@ def main():
     ap.add_argument("--es-sigma", type=float, default=0.3)
     ap.add_argument("--bias-offsets", default="-8,-6,-4,-2,2")
     ap.add_argument("--bc-epochs", type=int, default=40)
-    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--workers", type=int, default=None,
+                    help="worker processes of the local Dask cluster (default: all cores)")
+    ap.add_argument("--scheduler", default=None,
+                    help="run the compile jobs on the Dask cluster of this scheduler "
+                         "(tcp://HOST:PORT; default $%s, else a local cluster)"
+                    % dask_pool.SCHEDULER_ENV)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-plugin", action="store_true",
                     help="do not build and measure the clang plugin (plugins/clang)")
@@ -197,7 +226,18 @@ def main():
     for tool in ("mlbc", "mlbc-serve", "mlbc-replay"):
         if not os.path.exists(os.path.join(build, tool)):
             sys.exit("train: %s/%s is not built (make BUILD=%s)" % (build, tool, args.build))
-    workdir = env.make_workdir(out, "work-")
+    try:
+        jobs = dask_pool.Pool(args.scheduler, args.workers)
+    except RuntimeError as e:
+        sys.exit("train: %s" % e)
+    try:
+        return run(args, build, cache, out, jobs)
+    finally:
+        jobs.close()
+
+
+def run(args, build, cache, out, jobs):
+    """Steps 1-6, every compilation a task of jobs (a pool.Pool)."""
     results = {"clang": subprocess.run([env.CLANG, "--version"], capture_output=True,
                                        text=True).stdout.splitlines()[0]}
 
@@ -216,7 +256,8 @@ def main():
     say("2/6 collect: heuristic decisions and features on the training modules")
     t = time.time()
     log_dir = os.path.join(out, "logs")
-    data = collect.collect(train_mods, workdir, log_dir, args.jobs, say)
+    say("  on %d Dask workers (%s)" % (jobs.workers(), jobs.address or "local cluster"))
+    data = collect.collect(train_mods, log_dir, jobs, say)
     nobs = sum(len(v[1]) for v in data.values())
     say("  %d modules with decisions, %d observations (%.0f%% inlined by the heuristic), "
         "logs in %s (%.0f s)" % (len(data), nobs, 100.0 * sum(v[1].sum() for v in
@@ -240,7 +281,7 @@ def main():
     for n in names:                      # the heuristic's trajectories are known already
         cache_t.add(n, data[n][0], data[n][1], data[n][2])
     ev = es.Evaluator([m for m in train_mods if m.name in data],
-                      {n: data[n][2] for n in names}, workdir, cache_t, args.jobs, say)
+                      {n: data[n][2] for n in names}, jobs, cache_t, say)
     t = time.time()
     offsets = [float(o) for o in args.bias_offsets.split(",") if o.strip()]
     r_bc = ev.reward(net, names)
@@ -278,16 +319,14 @@ def main():
     plugin, why = (None, "--no-plugin") if args.no_plugin else \
         build_plugin(build, os.path.join(out, "trained.onnx"), out)
     say("  clang plugin: %s" % (plugin or "not used (%s)" % why))
-    rows = evaluate_heldout(held_mods, build, sos["trained"], workdir,
-                            os.path.join(out, "heldout-logs"), plugin, sequential=True)
+    rows = evaluate_heldout(held_mods, build, sos["trained"], jobs,
+                            os.path.join(out, "heldout-logs"), plugin)
     if plugin and not all(g.ok for _, _, _, g in rows):
         bad = [m.name for m, _, _, g in rows if not g.ok]
         say("  clang plugin failed on %d modules (%s): left out of the table"
             % (len(bad), ", ".join(bad[:3])))
         plugin = None
-    bc_rows = env.parallel_map(
-        lambda m: env.compile_with_so(m, sos["bc"], workdir, os.path.join(build, "mlbc-serve")),
-        held_mods, args.jobs)
+    bc_rows = jobs.map(served_task, held_mods, os.path.join(build, "mlbc-serve"), sos["bc"])
     failed = [m.name for (m, d, p, _), b in zip(rows, bc_rows) if not (d.ok and p.ok and b.ok)]
     ok = [(m, d, p, b) for (m, d, p, _), b in zip(rows, bc_rows) if d.ok and p.ok and b.ok]
     plug = {m.name: g for m, _, _, g in rows} if plugin else {}
@@ -346,7 +385,6 @@ def main():
     with open(os.path.join(out, "report.md"), "w") as f:
         f.write(tab + "\n\n" + verdict + "\n")
     say("wrote %s and %s" % (os.path.join(out, "results.json"), os.path.join(out, "report.md")))
-    env.remove_workdir(workdir)
     return 0
 
 
