@@ -4,6 +4,7 @@
  *
  *   a  mlbc_runner_release over the model compiled by mlbc and linked in;
  *   b  mlbc_runner_pipe (LLVM InteractiveModelRunner framing) to the mlbc_gym host;
+ *   p  the same with the protobuf framing (runtime/mlbc.proto) to the mlbc_gym host;
  *   B  the same runner to a minimal LLVM-framing numpy host (roundtrip_host.py llvm): splits
  *      b's cost between the C runner and the Python host;
  *   c  the pipe floor: write the N raw floats to a FIFO, read 4 bytes back from another
@@ -17,7 +18,7 @@
  * warm-up query and then Q timed ones; the pipe runner is created (and the gym host's
  * session opened) before the N's variants start and closed after them.
  *
- *   roundtrip WEIGHTS QUERIES ROUNDS VARIANTS GYM_BASE LLVM_BASE RAW_BASE TIMEOUT_S
+ *   roundtrip WEIGHTS QUERIES ROUNDS VARIANTS GYM_BASE LLVM_BASE RAW_BASE PROTO_BASE TIMEOUT_S
  *
  * WEIGHTS: for each model of the table (models.c, generated), N floats W then 1 float b.
  * Prints "time V N ROUND NS" per variant, N and round, then "check V MAXERR" per variant
@@ -172,6 +173,7 @@ typedef struct block {
     int m;                          /* model index */
     long n;
     mlbc_runner *rel, *pipe, *pipe2;  /* pipe: to the gym host (b), pipe2: minimal (B) */
+    mlbc_runner *proto;             /* protobuf framing to the gym host (p) */
     float *buf;                     /* the floors' input buffer */
 } block;
 
@@ -186,8 +188,8 @@ static double run_variant(block *k, char v, int q, int round)
     size_t bytes = (size_t)k->n * 4;
     double t0 = 0;
     int row0 = round % POOL;        /* A and D: one vector for the whole run */
-    mlbc_runner *r = v == 'b' ? k->pipe : v == 'B' ? k->pipe2 : k->rel;
-    float *in = v == 'a' || v == 'A' || v == 'b' || v == 'B' ? mlbc_runner_input(r, 0) : k->buf;
+    mlbc_runner *r = v == 'b' ? k->pipe : v == 'B' ? k->pipe2 : v == 'p' ? k->proto : k->rel;
+    float *in = strchr("aAbBp", v) ? mlbc_runner_input(r, 0) : k->buf;
     if (v == 'A' || v == 'D')
         memcpy(in, pool[row0], bytes);
     for (int i = -1; i < q; i++) {
@@ -197,7 +199,7 @@ static double run_variant(block *k, char v, int q, int round)
         const float *y;
         float yv;
         switch (v) {
-        case 'a': case 'b': case 'B':
+        case 'a': case 'b': case 'B': case 'p':
             memcpy(in, pool[row], bytes);
             /* fall through */
         case 'A':
@@ -293,14 +295,14 @@ int main(int argc, char **argv)
         alarm(60);
         return pingpong(atoi(argv[2]), atoi(argv[3]), atol(argv[4]));
     }
-    if (argc != 9) {
+    if (argc != 10) {
         fprintf(stderr, "usage: %s WEIGHTS QUERIES ROUNDS VARIANTS GYM_BASE LLVM_BASE "
-                "RAW_BASE TIMEOUT_S\n", argv[0]);
+                "RAW_BASE PROTO_BASE TIMEOUT_S\n", argv[0]);
         return 2;
     }
-    int q = atoi(argv[2]), rounds = atoi(argv[3]), timeout_s = atoi(argv[8]);
+    int q = atoi(argv[2]), rounds = atoi(argv[3]), timeout_s = atoi(argv[9]);
     const char *variants = argv[4], *gym_base = argv[5], *llvm_base = argv[6];
-    const char *raw_base = argv[7];
+    const char *raw_base = argv[7], *proto_base = argv[8];
     int nv = (int)strlen(variants);
     if (q < 1 || q > (int)(sizeof out / sizeof out[0]) || rounds < 1 || nv < 1 ||
         nv > MAX_VARIANTS || timeout_s < 1 || rt_nmodels > 1024)
@@ -345,7 +347,7 @@ int main(int argc, char **argv)
             int64_t xs[2] = {1, n}, ys[2] = {1, 1};
             mlbc_tensor_spec x = mlbc_spec("x", MLBC_FLOAT, 2, xs);
             mlbc_tensor_spec y = mlbc_spec("y", MLBC_FLOAT, 2, ys);
-            block k = {m, n, NULL, NULL, NULL, buf};
+            block k = {m, n, NULL, NULL, NULL, NULL, buf};
             reference(&k);
             if (!(k.rel = mlbc_runner_release(rt_models[m], &x, 1, &y, NULL, err, sizeof err)))
                 die("release runner: %s", err);
@@ -356,6 +358,10 @@ int main(int argc, char **argv)
             if (strchr(variants, 'B') &&
                 !(k.pipe2 = mlbc_runner_pipe(llvm_base, &x, 1, &y, &o, err, sizeof err)))
                 die("pipe runner (minimal host): %s", err);
+            mlbc_pipe_options po = {MLBC_FRAMING_BRIDGE_PROTOBUF, 10000, NULL};
+            if (strchr(variants, 'p') &&
+                !(k.proto = mlbc_runner_pipe(proto_base, &x, 1, &y, &po, err, sizeof err)))
+                die("pipe runner (protobuf framing, gym host): %s", err);
             char order[MAX_VARIANTS + 1];
             memcpy(order, variants, (size_t)nv + 1);
             for (int i = nv - 1; i > 0; i--) {     /* Fisher-Yates */
@@ -371,6 +377,7 @@ int main(int argc, char **argv)
             mlbc_runner_free(k.rel);
             mlbc_runner_free(k.pipe);       /* closes the hosts' sessions */
             mlbc_runner_free(k.pipe2);
+            mlbc_runner_free(k.proto);
         }
     }
     for (int i = 0; i < nv; i++)

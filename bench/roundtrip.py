@@ -41,20 +41,22 @@ QUERIES = 100
 ROUNDS = 7
 SHOW_N = (500, 5000, 25000, 50000)              # per-N rows
 FLAGS = ["-O2", "-march=x86-64-v2"]             # models, driver and the C floor alike
-VARIANTS = "abBcdAD"
+VARIANTS = "abBpcdAD"
 LABELS = {
     "a": "(a) release runner: model compiled by mlbc, linked in",
     "b": "(b) pipe runner (LLVM framing) <-> mlbc_gym host, numpy",
     "B": "(b') = (b)'s runner <-> minimal LLVM-framing numpy host",
+    "p": "(p) pipe runner (protobuf framing) <-> mlbc_gym host, numpy",
     "c": "(c) pipe floor: raw floats <-> minimal numpy reader, no protocol",
     "d": "(d) in-process floor: plain C loop, 8 accumulators",
     "A": "(a') = (a), evaluate only (features written once per N)",
     "D": "(d') = (d), evaluate only (features written once per N)",
 }
 TARGETS = [("(b)/(c)", "b", "c", 1.5), ("(a)/(d)", "a", "d", 1.2), ("(a')/(d')", "A", "D", 1.2),
-           ("(b')/(c)", "B", "c", None), ("(b)/(b')", "b", "B", None)]
+           ("(b')/(c)", "B", "c", None), ("(b)/(b')", "b", "B", None), ("(p)/(b)", "p", "b", None)]
 NOTES = {"(b')/(c)": "what mlbc_runner_pipe and the LLVM framing cost, with a lean host",
-         "(b)/(b')": "what the mlbc_gym host adds on top"}
+         "(b)/(b')": "what the mlbc_gym host adds on top",
+         "(p)/(b)": "the protobuf framing against LLVM's, same runner and host"}
 BRIDGE = ("reference, NOT measured here: the ML-Compiler-Bridge paper reports about 470 ms for "
           "this sweep over its pipe +\nbitstream path and about 1950 ms over its pipe + JSON "
           "path (its machine, its host; quoted for scale only)")
@@ -170,8 +172,8 @@ def measure(driver, weights, sizes, rounds, queries, timeout, variants=VARIANTS,
     tmp = tempfile.mkdtemp(prefix="mlbc-roundtrip-")
     procs = []
     try:
-        gym, llvm, raw = (os.path.join(tmp, x) for x in ("gym", "llvm", "raw"))
-        for base in (gym, llvm, raw):
+        gym, llvm, raw, proto = (os.path.join(tmp, x) for x in ("gym", "llvm", "raw", "proto"))
+        for base in (gym, llvm, raw, proto):
             os.mkfifo(base + ".in", 0o600)
             os.mkfifo(base + ".out", 0o600)
         host = [sys.executable, os.path.join(HERE, "roundtrip_host.py")]
@@ -179,17 +181,18 @@ def measure(driver, weights, sizes, rounds, queries, timeout, variants=VARIANTS,
         logs = []
         sessions = str(rounds * len(sizes))
         for name, args in (("gym", [gym, weights, csv, sessions, str(timeout)]),
+                           ("gym-protobuf", [proto, weights, csv, sessions, str(timeout)]),
                            ("llvm", [llvm, weights, csv, sessions, str(timeout)]),
                            ("raw", [raw, weights, csv, str(queries + 1), str(rounds),
                                     str(timeout)])):
-            if {"gym": "b", "llvm": "B", "raw": "c"}[name] not in variants:
+            if {"gym": "b", "gym-protobuf": "p", "llvm": "B", "raw": "c"}[name] not in variants:
                 continue
             log = open(os.path.join(tmp, name + ".log"), "w+")
             logs.append((name, log))
             procs.append(subprocess.Popen(host + [name] + args, stdin=subprocess.DEVNULL,
                                           stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
                                           preexec_fn=pinned(cpu)))
-        cmd = [driver, weights, str(queries), str(rounds), variants, gym, llvm, raw,
+        cmd = [driver, weights, str(queries), str(rounds), variants, gym, llvm, raw, proto,
                str(timeout)]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 10,
@@ -300,11 +303,11 @@ def report(times, checks, sizes, rounds, queries, facts, nmul, cpu, wake):
     print(BRIDGE)
     rows = []
     for n in [n for n in SHOW_N if n in sizes] or sizes[:: max(1, len(sizes) // 4)]:
-        rows.append(["%d" % n] + ["%.3f" % med[v][n] for v in "abBcd"]
+        rows.append(["%d" % n] + ["%.3f" % med[v][n] for v in "abBpcd"]
                     + ["%.2f" % (med["b"][n] / med["c"][n]), "%.2f" % (med["a"][n] / med["d"][n]),
                        "%.2f" % (med["A"][n] / med["D"][n])])
     bench.table("per N: ms for %d queries (median of %d rounds)" % (queries, rounds),
-                ["N", "(a)", "(b)", "(b')", "(c)", "(d)", "(b)/(c)", "(a)/(d)", "(a')/(d')"],
+                ["N", "(a)", "(b)", "(b')", "(p)", "(c)", "(d)", "(b)/(c)", "(a)/(d)", "(a')/(d')"],
                 rows)
     bad = [v for v, e in checks.items() if not e <= 1e-4]
     if bad:

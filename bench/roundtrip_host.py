@@ -4,6 +4,9 @@
       mlbc_gym.serve() on BASE.in / BASE.out (LLVM InteractiveModelRunner framing, numpy
       features): one session per pipe runner, SESSIONS in all; the policy looks the layer
       up by the length of the feature vector.
+  roundtrip_host.py gym-protobuf BASE WEIGHTS SIZES SESSIONS TIMEOUT_S
+      the same with the protobuf framing (runtime/mlbc.proto); it ends 3 s after the last
+      session (sessions on reopened FIFOs merge there, so they are not counted).
   roundtrip_host.py llvm BASE WEIGHTS SIZES SESSIONS TIMEOUT_S
       a minimal host of the same LLVM framing (a diagnostic: it splits the pipe runner's
       cost between the C runner and mlbc_gym): buffered reads of the record lines, each
@@ -42,7 +45,7 @@ def load_weights(path, sizes):
     return layers
 
 
-def gym(base, layers, sessions, timeout):
+def gym(base, layers, sessions, timeout, framing="llvm"):
     from mlbc_gym import serve
 
     def policy(features, context, index):
@@ -50,9 +53,14 @@ def gym(base, layers, sessions, timeout):
         w, b = layers[x.shape[-1]]
         return np.dot(x.reshape(-1), w) + b
 
-    result = serve(base, policy, advice="float", numpy=True, sessions=sessions,
-                   open_timeout=timeout, read_timeout=timeout)
-    if result.errors or len(result.sessions) != sessions:
+    # The protobuf framing has no header: a runner that reopens the FIFOs before this end saw
+    # the previous end of file continues the same session here, so sessions cannot be
+    # counted; the host stops when no runner opens them for a while instead.
+    counted = framing == "llvm"
+    result = serve(base, policy, framing=framing, advice="float", numpy=True,
+                   sessions=sessions if counted else None,
+                   open_timeout=timeout if counted else min(timeout, 3.0), read_timeout=timeout)
+    if result.errors or (len(result.sessions) != sessions if counted else not result.sessions):
         raise SystemExit("gym host: %d of %d sessions%s" % (
             len(result.sessions), sessions,
             "; " + "; ".join(result.errors) if result.errors else ""))
@@ -138,8 +146,8 @@ def raw(base, layers, sizes, queries, rounds, timeout):
 def main(argv):
     mode, base, weights, sizes = argv[0], argv[1], argv[2], [int(s) for s in argv[3].split(",")]
     layers = load_weights(weights, sizes)
-    if mode == "gym":
-        gym(base, layers, int(argv[4]), float(argv[5]))
+    if mode in ("gym", "gym-protobuf"):
+        gym(base, layers, int(argv[4]), float(argv[5]), mode[4:] or "llvm")
     elif mode == "llvm":
         minimal_llvm(base, layers, int(argv[4]), float(argv[5]))
     elif mode == "raw":
