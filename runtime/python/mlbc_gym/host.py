@@ -26,8 +26,8 @@ import threading
 import time
 
 from .log import LogReader, observation_number
-from .specs import (ONNX_CODES, ONNX_TYPES, TYPES, ProtocolError, TensorSpec, _np, dumps,
-                    flatten, loads, spec as _spec)
+from .specs import (ONNX_CODES, TYPES, ProtocolError, TensorSpec, _np, dumps, flatten, loads,
+                    spec as _spec, spec_of_tensor)
 
 FRAMINGS = ("llvm", "bitstream", "json", "protobuf")
 MAX_MESSAGE = 1 << 28           # largest Bridge message accepted (bytes)
@@ -481,12 +481,7 @@ class Channel:
             raise ProtocolError("the message is not an mlbc.Observation: %s" % e)
         feats, specs = {}, []
         for t in obs.features:
-            if t.type not in ONNX_TYPES:
-                raise ProtocolError("tensor %r: unknown element type %d" % (t.name, t.type))
-            try:
-                s = TensorSpec(t.name, ONNX_TYPES[t.type], t.shape)
-            except ValueError as e:
-                raise ProtocolError("tensor %r: %s" % (t.name, e))
+            s = spec_of_tensor(t)
             feats[s.name] = s.decode(t.data, self.numpy)
             specs.append(s)
         if sess.features is None:

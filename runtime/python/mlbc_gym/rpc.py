@@ -23,7 +23,7 @@ from concurrent import futures
 import grpc
 
 from .host import HostError, _advice_encoder
-from .specs import MAX_TENSOR_BYTES, ONNX_CODES, ONNX_TYPES, ProtocolError, TensorSpec
+from .specs import MAX_TENSOR_BYTES, ONNX_CODES, ProtocolError, spec_of_tensor
 from .specs import spec as _spec
 
 try:
@@ -74,12 +74,7 @@ def features_of(obs, numpy=False):
     """An mlbc.Observation's tensors as the policy's dict name -> flat list (or array)."""
     feats = {}
     for t in obs.features:
-        if t.type not in ONNX_TYPES:
-            raise ProtocolError("tensor %r: unknown element type %d" % (t.name, t.type))
-        try:
-            s = TensorSpec(t.name, ONNX_TYPES[t.type], t.shape)
-        except ValueError as e:
-            raise ProtocolError("tensor %r: %s" % (t.name, e))
+        s = spec_of_tensor(t)
         feats[s.name] = s.decode(t.data, numpy)
     return feats
 

@@ -167,6 +167,17 @@ class TensorSpec:
         return "TensorSpec(%r, %r, %r)" % (self.name, self.type, self.shape)
 
 
+def spec_of_tensor(t):
+    """The TensorSpec of an mlbc.Tensor message (runtime/mlbc.proto) a peer sent;
+    ProtocolError for an unknown type code or an unusable shape."""
+    if t.type not in ONNX_TYPES:
+        raise ProtocolError("tensor %r: unknown element type %d" % (t.name, t.type))
+    try:
+        return TensorSpec(t.name, ONNX_TYPES[t.type], t.shape)
+    except ValueError as e:
+        raise ProtocolError("tensor %r: %s" % (t.name, e))
+
+
 def flatten(value):
     """Scalars, nested lists/tuples and numpy arrays -> a flat list of Python numbers.
     Iterative: a peer's JSON may nest as deep as the decoder allows."""
