@@ -84,6 +84,11 @@ $(BUILD)/grpc/%.o: $(BUILD)/grpc/%.cc $(GRPC_GEN:.cc=.h)
 $(BUILD)/mlbc-%: tools/mlbc-%.c $(RT_LIB)
 	$(CC) $(CFLAGS) -Iruntime -o $@ $< $(RT_LIB) $(RT_LIBS)
 
+# mlbc-serve speaks gRPC too (--remote, --listen).
+GRPC_LIBS = $(shell pkg-config --libs grpc++ protobuf) -lstdc++
+$(BUILD)/mlbc-serve: tools/mlbc-serve.c $(RT_LIB) $(GRPC_LIB)
+	$(CC) $(CFLAGS) -Iruntime -o $@ $< $(GRPC_LIB) $(RT_LIB) $(GRPC_LIBS) $(RT_LIBS)
+
 $(BUILD)/test_unit: tests/unit.c $(filter-out $(BUILD)/main.o,$(OBJS))
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
 

@@ -14,12 +14,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "mlbc.grpc.pb.h"
 #include "mlbc_grpc.h"
@@ -256,6 +258,53 @@ const void *client_evaluate(mlbc_runner *r)
     }
 }
 
+/* ---- servers: the training role and the model server ---------------------------------------- */
+
+grpc::Status unauthenticated()
+{
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
+}
+
+/* TLS (client certificates required with a CA) or plain, as configured. */
+std::shared_ptr<grpc::ServerCredentials> server_credentials(const Impl *p)
+{
+    if (p->cert.empty())
+        return grpc::InsecureServerCredentials();
+    grpc::SslServerCredentialsOptions so(
+        p->ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                      : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
+    so.pem_root_certs = p->ca;
+    so.pem_key_cert_pairs.push_back({p->key, p->cert});
+    return grpc::SslServerCredentials(so);
+}
+
+/* Builds and starts a server of service at p's address, receiving at most max_receive
+ * bytes per message; sets *port (after port 0: the port got, which p->address then names;
+ * 0 for unix:). False with err set. */
+bool start_server(Impl *p, grpc::Service *service, size_t max_receive,
+                  std::unique_ptr<grpc::Server> *server, int *port, char *err, size_t errlen)
+{
+    grpc::ServerBuilder b;
+    b.AddListeningPort(p->address, server_credentials(p), port);
+    b.RegisterService(service);
+    b.SetMaxReceiveMessageSize((int)max_receive);
+    b.SetMaxSendMessageSize((int)kMaxObservation);
+    b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
+    b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
+    *server = b.BuildAndStart();
+    if (!*server || *port <= 0) {
+        set_err(err, errlen, "grpc: cannot listen on %s (address in use, or not an address "
+                "of this machine?)", p->address.c_str());
+        return false;
+    }
+    size_t colon = p->address.rfind(':');
+    if (!p->address.compare(0, 5, "unix:"))
+        *port = 0;                  /* gRPC says 1 for a socket path: there is no port */
+    else if (p->address.substr(colon + 1) == "0")   /* errors name the port to dial */
+        p->address = p->address.substr(0, colon + 1) + std::to_string(*port);
+    return true;
+}
+
 /* ---- server role -------------------------------------------------------------------------- */
 
 struct Server : Impl, mlbc::Training::Service {
@@ -272,11 +321,10 @@ struct Server : Impl, mlbc::Training::Service {
 
     grpc::Status Step(grpc::ServerContext *ctx, const mlbc::StepRequest *req,
                       mlbc::StepReply *reply) override;
-    bool authorized(grpc::ServerContext *ctx) const;
 };
 
 /* The token in constant time, so that its bytes cannot be guessed one by one by timing. */
-bool Server::authorized(grpc::ServerContext *ctx) const
+bool authorized(const std::string &token, grpc::ServerContext *ctx)
 {
     if (token.empty())
         return true;
@@ -293,8 +341,8 @@ bool Server::authorized(grpc::ServerContext *ctx) const
 grpc::Status Server::Step(grpc::ServerContext *ctx, const mlbc::StepRequest *req,
                           mlbc::StepReply *reply)
 {
-    if (!authorized(ctx))       /* before anything in the request is looked at */
-        return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
+    if (!authorized(token, ctx))     /* before anything in the request is looked at */
+        return unauthenticated();
     std::unique_lock<std::mutex> lk(mu);
     if (gave_up)
         return grpc::Status(grpc::StatusCode::ABORTED, r->error);
@@ -350,40 +398,6 @@ const void *server_evaluate(mlbc_runner *r)
     return s->advice.data();
 }
 
-/* Listens at the address; false with err set. */
-bool server_start(Server *s, char *err, size_t errlen)
-{
-    std::shared_ptr<grpc::ServerCredentials> creds = grpc::InsecureServerCredentials();
-    if (!s->cert.empty()) {
-        grpc::SslServerCredentialsOptions so(
-            s->ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                          : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-        so.pem_root_certs = s->ca;
-        so.pem_key_cert_pairs.push_back({s->key, s->cert});
-        creds = grpc::SslServerCredentials(so);
-    }
-    grpc::ServerBuilder b;
-    b.AddListeningPort(s->address, creds, &s->port);
-    b.RegisterService(s);
-    /* a StepRequest is one advice tensor: refuse anything larger before it is parsed */
-    b.SetMaxReceiveMessageSize((int)proto_advice_limit(&s->r->advice) + 64);
-    b.SetMaxSendMessageSize((int)kMaxObservation);
-    b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
-    b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
-    s->server = b.BuildAndStart();
-    if (!s->server || s->port <= 0) {
-        set_err(err, errlen, "grpc: cannot listen on %s (address in use, or not an address "
-                "of this machine?)", s->address.c_str());
-        return false;
-    }
-    size_t colon = s->address.rfind(':');
-    if (!s->address.compare(0, 5, "unix:"))
-        s->port = 0;                /* gRPC says 1 for a socket path: there is no port */
-    else if (s->address.substr(colon + 1) == "0")   /* errors name the port to dial */
-        s->address = s->address.substr(0, colon + 1) + std::to_string(s->port);
-    return true;
-}
-
 void destroy(mlbc_runner *r)
 {
     Impl *p = static_cast<Impl *>(r->impl);
@@ -436,8 +450,11 @@ mlbc_runner *make_runner(const char *address, const mlbc_tensor_spec *features, 
     if (ok)
         init_observation(r, p);
     if (ok && o.role == MLBC_GRPC_SERVER) {
-        static_cast<Server *>(p)->r = r;
-        ok = server_start(static_cast<Server *>(p), err, errlen);
+        Server *s = static_cast<Server *>(p);
+        s->r = r;
+        /* a StepRequest is one advice tensor: refuse anything larger before it is parsed */
+        ok = start_server(s, s, proto_advice_limit(advice) + 64, &s->server, &s->port, err,
+                          errlen);
     } else if (ok) {
         Client *c = static_cast<Client *>(p);
         c->stub = mlbc::Inference::NewStub(client_channel(r, c));
@@ -449,7 +466,201 @@ mlbc_runner *make_runner(const char *address, const mlbc_tensor_spec *features, 
     return r;
 }
 
+/* ---- model server ------------------------------------------------------------------------ */
+
+const size_t kMaxBindings = 64;     /* distinct feature sets bound; beyond, a client's error */
+const int kMaxFeatures = 4096;
+
+struct ModelServer : Impl, mlbc::Inference::Service {
+    const mlbc_model_desc *model = nullptr;
+    std::string feed, fetch, selector;      /* ropt's strings, owned */
+    mlbc_release_options ropt = {};
+    mlbc_tensor_spec advice_spec = {};
+    std::unique_ptr<grpc::Server> server;
+    int port = -1;
+    std::mutex mu;                  /* one call at a time: the model contexts are not shared */
+    std::map<std::string, mlbc_runner *> runners;   /* release runners by feature set */
+    long calls = 0;
+
+    grpc::Status Evaluate(grpc::ServerContext *ctx, const mlbc::Observation *req,
+                          mlbc::Advice *reply) override;
+    mlbc_runner *bind(const std::vector<mlbc_tensor_spec> &specs, const std::string &key,
+                      char *err, size_t errlen);
+    ~ModelServer()
+    {
+        if (server)
+            server->Shutdown(std::chrono::system_clock::now() +
+                             std::chrono::milliseconds(kShutdownMs));
+        for (auto &kv : runners)
+            mlbc_runner_free(kv.second);
+    }
+};
+
+/* The request's features as checked specs (names, types, shapes, data sizes) and a key
+ * naming the set; 0, or -1 with err set. */
+int request_specs(const mlbc::Observation &req, std::vector<mlbc_tensor_spec> *specs,
+                  std::string *key, char *err, size_t errlen)
+{
+    if (req.features_size() > kMaxFeatures) {
+        set_err(err, errlen, "%d features (at most %d)", req.features_size(), kMaxFeatures);
+        return -1;
+    }
+    for (const mlbc::Tensor &t : req.features()) {
+        mlbc_tensor_spec s = {};
+        if (t.name().size() >= sizeof s.name || t.name().find('\0') != std::string::npos ||
+            t.shape_size() > MLBC_SPEC_MAX_RANK) {
+            set_err(err, errlen, "feature %zu: name longer than %d bytes or with a NUL, or "
+                    "rank above %d", specs->size(), (int)sizeof s.name - 1, MLBC_SPEC_MAX_RANK);
+            return -1;
+        }
+        memcpy(s.name, t.name().data(), t.name().size());
+        s.type = t.type();
+        s.rank = t.shape_size();
+        for (int d = 0; d < s.rank; d++)
+            s.shape[d] = t.shape(d);
+        if (spec_check(&s, err, errlen))
+            return -1;
+        if (mlbc_spec_bytes(&s) != t.data().size()) {
+            set_err(err, errlen, "feature %s: %zu bytes of data for its %zu", s.name,
+                    t.data().size(), mlbc_spec_bytes(&s));
+            return -1;
+        }
+        specs->push_back(s);
+        *key += t.name() + '\0' + std::to_string(s.type);
+        for (int d = 0; d < s.rank; d++)
+            *key += ',' + std::to_string(s.shape[d]);
+        *key += ';';
+    }
+    return 0;
+}
+
+/* The release runner for a feature set, bound by name as mlbc-serve binds a session. */
+mlbc_runner *ModelServer::bind(const std::vector<mlbc_tensor_spec> &specs,
+                               const std::string &key, char *err, size_t errlen)
+{
+    auto it = runners.find(key);
+    if (it != runners.end())
+        return it->second;
+    if (runners.size() >= kMaxBindings) {
+        set_err(err, errlen, "%zu different feature sets served already", runners.size());
+        return NULL;
+    }
+    if (mlbc_model_check(model, specs.data(), (int)specs.size(), &advice_spec, &ropt, err,
+                         errlen))
+        return NULL;
+    mlbc_runner *r = mlbc_runner_release(model, specs.data(), (int)specs.size(), &advice_spec,
+                                         &ropt, err, errlen);
+    if (r)
+        runners[key] = r;
+    return r;
+}
+
+grpc::Status ModelServer::Evaluate(grpc::ServerContext *ctx, const mlbc::Observation *req,
+                                   mlbc::Advice *reply)
+{
+    if (!authorized(token, ctx))     /* before anything in the request is looked at */
+        return unauthenticated();
+    std::vector<mlbc_tensor_spec> specs;
+    std::string key;
+    char err[512];
+    if (request_specs(*req, &specs, &key, err, sizeof err))
+        return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
+    std::lock_guard<std::mutex> lk(mu);
+    mlbc_runner *r = bind(specs, key, err, sizeof err);
+    if (!r)
+        return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                            std::string("the model does not fit these features: ") + err);
+    for (size_t i = 0; i < specs.size(); i++)
+        if (void *buf = mlbc_runner_input(r, (int)i))
+            memcpy(buf, req->features((int)i).data().data(), mlbc_spec_bytes(&specs[i]));
+    mlbc_runner_set_context(r, req->context().c_str());
+    const void *a = mlbc_runner_evaluate(r);
+    if (!a)
+        return grpc::Status(grpc::StatusCode::INTERNAL,
+                            std::string("the model failed: ") + mlbc_runner_error(r));
+    mlbc::Tensor *t = reply->mutable_advice();
+    t->set_name(advice_spec.name);
+    t->set_type(advice_spec.type);
+    for (int d = 0; d < advice_spec.rank; d++)
+        t->add_shape(advice_spec.shape[d]);
+    t->set_data(a, mlbc_spec_bytes(&advice_spec));
+    calls++;
+    return grpc::Status::OK;
+}
+
+/* The advice: the model's result named advice (fetch prefix first), else its first. */
+bool choose_advice(ModelServer *m, const char *advice, char *err, size_t errlen)
+{
+    const mlbc_model_desc *d = m->model;
+    int k = d->num_results > 0 ? 0 : -1;
+    if (advice) {
+        std::string prefixed = m->fetch + advice;
+        k = m->fetch.empty() ? -1 : d->lookup_result_index(prefixed.c_str());
+        if (k < 0)
+            k = d->lookup_result_index(advice);
+    }
+    if (k < 0) {
+        set_err(err, errlen, "grpc: the model has no result %s", advice ? advice : "at all");
+        return false;
+    }
+    if (d->results[k].rank > MLBC_SPEC_MAX_RANK) {
+        set_err(err, errlen, "grpc: the model's result %s has rank %d (at most %d)",
+                d->results[k].name, d->results[k].rank, MLBC_SPEC_MAX_RANK);
+        return false;
+    }
+    const mlbc_tensor_desc &t = d->results[k];
+    m->advice_spec = mlbc_spec(advice ? advice : t.name, t.dtype, t.rank, t.shape);
+    return true;
+}
+
 }  // namespace
+
+extern "C" mlbc_grpc_model_server *mlbc_grpc_serve_model(const char *address,
+        const mlbc_model_desc *model, const char *advice, const mlbc_release_options *ropt,
+        const mlbc_grpc_options *opt, char *err, size_t errlen)
+{
+    mlbc_grpc_options o = {};
+    if (opt)
+        o = *opt;
+    o.role = MLBC_GRPC_SERVER;
+    ModelServer *m = nullptr;
+    try {
+        m = new ModelServer;
+        m->model = model;
+        if (ropt) {
+            m->feed = ropt->feed_prefix ? ropt->feed_prefix : "";
+            m->fetch = ropt->fetch_prefix ? ropt->fetch_prefix : "";
+            m->selector = ropt->model_selector ? ropt->model_selector : "";
+            m->ropt.feed_prefix = ropt->feed_prefix ? m->feed.c_str() : NULL;
+            m->ropt.fetch_prefix = ropt->fetch_prefix ? m->fetch.c_str() : NULL;
+            m->ropt.model_selector = ropt->model_selector ? m->selector.c_str() : NULL;
+        }
+        if (configure(m, address, o, err, errlen) && choose_advice(m, advice, err, errlen) &&
+            start_server(m, m, kMaxObservation, &m->server, &m->port, err, errlen))
+            return reinterpret_cast<mlbc_grpc_model_server *>(m);
+    } catch (const std::exception &e) {
+        set_err(err, errlen, "grpc: %s", e.what());
+    }
+    delete m;
+    return NULL;
+}
+
+extern "C" int mlbc_grpc_model_server_port(const mlbc_grpc_model_server *s)
+{
+    return reinterpret_cast<const ModelServer *>(s)->port;
+}
+
+extern "C" long mlbc_grpc_model_server_calls(mlbc_grpc_model_server *s)
+{
+    ModelServer *m = reinterpret_cast<ModelServer *>(s);
+    std::lock_guard<std::mutex> lk(m->mu);
+    return m->calls;
+}
+
+extern "C" void mlbc_grpc_model_server_free(mlbc_grpc_model_server *s)
+{
+    delete reinterpret_cast<ModelServer *>(s);
+}
 
 extern "C" mlbc_runner *mlbc_runner_grpc(const char *address,
                                          const mlbc_tensor_spec *features, int nfeatures,

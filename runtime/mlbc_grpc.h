@@ -63,6 +63,24 @@ mlbc_runner *mlbc_runner_grpc(const char *address, const mlbc_tensor_spec *featu
  * -1 for other runners. */
 int mlbc_runner_grpc_port(const mlbc_runner *r);
 
+/* A model server: answers mlbc.Inference/Evaluate (what a client-role runner calls) with a
+ * model compiled by mlbc, one call at a time. Each call's features are bound by name to
+ * the model's inputs as mlbc_runner_release binds them (ropt: prefixes, selector; may be
+ * NULL); a call whose features do not fit the model is refused (FAILED_PRECONDITION). The
+ * advice is the model's result named advice (the fetch prefix tried first), or its first
+ * result if advice is NULL. opt as above (role ignored; may be NULL); model must outlive
+ * the server. NULL with a message in err if it cannot listen. */
+typedef struct mlbc_grpc_model_server mlbc_grpc_model_server;
+mlbc_grpc_model_server *mlbc_grpc_serve_model(const char *address, const mlbc_model_desc *model,
+                                              const char *advice,
+                                              const mlbc_release_options *ropt,
+                                              const mlbc_grpc_options *opt, char *err,
+                                              size_t errlen);
+int mlbc_grpc_model_server_port(const mlbc_grpc_model_server *s);   /* 0 for unix: */
+long mlbc_grpc_model_server_calls(mlbc_grpc_model_server *s);      /* answered so far */
+/* Stops listening (calls in progress get a second to finish) and frees the server. */
+void mlbc_grpc_model_server_free(mlbc_grpc_model_server *s);
+
 #ifdef __cplusplus
 }
 #endif

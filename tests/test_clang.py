@@ -13,6 +13,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -91,7 +92,8 @@ class Ctx(harness.Ctx):
         def make():
             san = os.path.join(self.build, "asan")
             check_run(["make", "-s", "BUILD=" + san, "CFLAGS=" + SAN_FLAGS,
-                       os.path.join(san, name)], "make %s (ASan+UBSan)" % name, cwd=ROOT)
+                       "CXXFLAGS=" + SAN_FLAGS, os.path.join(san, name)],
+                      "make %s (ASan+UBSan)" % name, cwd=ROOT)
             return os.path.join(san, name)
         return self.fixture("san:" + name, make)
 
@@ -462,9 +464,21 @@ def t_serve_sanitized(ctx):
     r = check_run(cmd, "mlbc-serve (ASan+UBSan)", env=env)
     rp = check_run([replay, "--model", so, "--check", log], "mlbc-replay (ASan+UBSan)", env=env)
     plain = check_run([ctx.tool("mlbc-replay"), "--model", so, "--check", log], "mlbc-replay")
-    reports = [t for t in (r.stderr, rp.stderr) if b"Sanitizer" in t or b"runtime error" in t]
+    # the gRPC path, both ends sanitized: --remote to --listen
+    rlog = os.path.join(d, "remote.log")
+    srv, port = listening([serve, "--model", so, "--listen", "127.0.0.1:0"], env=env)
+    try:
+        rr = check_run(remote_cmd(ctx, port, base, rlog, serve=serve) + ["--"] + compile_cmd(
+            ctx, "tests/clang/calls.c", obj, inliner_flags(base)),
+            "mlbc-serve --remote (ASan+UBSan)", env=env)
+    finally:
+        _, serr = stop_listening(srv)
+    reports = [t for t in (r.stderr, rp.stderr, rr.stderr, serr.encode())
+               if b"Sanitizer" in t or b"runtime error" in t]
     expect(not reports, "sanitizer report: %s" % (reports[0][-600:] if reports else ""))
     expect(rp.stdout == plain.stdout and rp.stdout, "the sanitized replay differs")
+    with open(log, "rb") as a, open(rlog, "rb") as b:
+        expect(a.read() == b.read(), "the sanitized gRPC path logs something else")
 
 
 def t_serve_inliner(ctx):
@@ -602,6 +616,131 @@ def t_serve_errors(ctx):
     expect(r.returncode == 2, "usage: exit %d" % r.returncode)
     expect(not os.path.exists(base + ".in") and not os.path.exists(base + ".out"),
            "FIFOs left behind")
+
+
+# ---- mlbc-serve over gRPC: the compiler's pipes local, the policy remote ------------------------
+
+def listening(cmd, env=None):
+    """Starts `mlbc-serve --listen` (cmd); returns (process, port) from its first line."""
+    p = subprocess.Popen(cmd, stderr=subprocess.PIPE, env=env)
+    line = p.stderr.readline().decode()
+    m = re.search(r"listening on .*, port (\d+)", line)
+    if not m:
+        p.kill()
+        p.wait()
+        raise harness.Failure("mlbc-serve --listen: %r" % line)
+    return p, int(m.group(1))
+
+
+def stop_listening(p):
+    """SIGTERMs a listening mlbc-serve; returns its exit status and stderr."""
+    p.send_signal(signal.SIGTERM)
+    try:
+        err = p.communicate(timeout=30)[1]
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise harness.Failure("mlbc-serve --listen did not end on SIGTERM")
+    return p.returncode, err.decode()
+
+
+def remote_cmd(ctx, port, base, log=None, extra=(), serve=None):
+    c = [serve or ctx.tool("mlbc-serve"), "--remote", "127.0.0.1:%d" % port, "--channel",
+         base, "--timeout", "60000"] + list(extra)
+    return c + (["--log", log] if log else [])
+
+
+def t_serve_grpc(ctx):
+    """clang-19 -> mlbc-serve --remote (pipes) -> gRPC -> mlbc-serve --listen (the policy):
+    the same log and object as mlbc-serve --model; then mlbc_gym's model server."""
+    gym = ctx.gym()
+    so = ctx.policy_so("inliner.onnx", "policy")
+    d = ctx.fresh("serve-grpc")
+    base, src = os.path.join(d, "ch"), "tests/clang/calls.c"
+    local_log, remote_log = os.path.join(d, "local.log"), os.path.join(d, "remote.log")
+    local_obj, remote_obj = os.path.join(d, "l.o"), os.path.join(d, "r.o")
+    check_run(serve_cmd(ctx, so, base, local_log) + ["--"] + compile_cmd(
+        ctx, src, local_obj, inliner_flags(base)), "mlbc-serve --model")
+    _, rows = read_decisions(gym, local_log, "inlining_decision")
+    decisions = [x[3] for x in rows]
+
+    srv, port = listening([ctx.tool("mlbc-serve"), "--model", so, "--listen", "127.0.0.1:0",
+                           "--token", "s3cret", "-v"])
+    try:
+        check_run(remote_cmd(ctx, port, base, remote_log, ["--token", "s3cret"]) + ["--"] +
+                  compile_cmd(ctx, src, remote_obj, inliner_flags(base)), "mlbc-serve --remote")
+    finally:
+        rc, err = stop_listening(srv)
+    with open(local_log, "rb") as a, open(remote_log, "rb") as b:
+        expect(a.read() == b.read(), "the log over gRPC differs from the local one")
+    with open(local_obj, "rb") as a, open(remote_obj, "rb") as b:
+        expect(a.read() == b.read(), "the object over gRPC differs from the local one")
+    expect(rc == 128 + signal.SIGTERM and "%d call(s) answered" % len(decisions) in err,
+           "model server: exit %d, %r" % (rc, err[-200:]))
+
+    # mlbc_gym's model server, answering the decisions the local model made
+    with gym.serve_model(lambda f, c, i: decisions[i], "127.0.0.1:0") as py:
+        obj = os.path.join(d, "py.o")
+        check_run(remote_cmd(ctx, py.port, base) + ["--"] + compile_cmd(
+            ctx, src, obj, inliner_flags(base)), "mlbc-serve --remote (mlbc_gym)")
+        calls = py.calls
+    with open(local_obj, "rb") as a, open(obj, "rb") as b:
+        expect(a.read() == b.read() and calls == len(decisions),
+               "mlbc_gym's server: %d calls, object %s" % (calls, "differs"))
+    return "%d observations over gRPC, both model servers" % len(decisions)
+
+
+def t_serve_grpc_faults(ctx):
+    """A wrong token, no server, a policy that raises or stalls: mlbc-serve --remote says
+    why, stops the compiler (it would wait for advice forever) and ends in bounded time."""
+    gym = ctx.gym()
+    so = ctx.policy_so("inliner.onnx", "policy")
+    d = ctx.fresh("serve-grpc-faults")
+    base = os.path.join(d, "ch")
+
+    def compile_remote(port, extra, words, what):
+        t0 = time.time()
+        r = run(remote_cmd(ctx, port, base, extra=extra) + ["--"] + compile_cmd(
+            ctx, "tests/clang/calls.c", os.path.join(d, "o.o"), inliner_flags(base)))
+        err = r.stderr.decode()
+        expect(r.returncode == 1 and all(w in err for w in words),
+               "%s: exit %d, %r" % (what, r.returncode, first_line(err)))
+        expect(time.time() - t0 < 30, "%s took %.0f s" % (what, time.time() - t0))
+        expect(not os.path.exists(base + ".in"), "%s: FIFOs left behind" % what)
+
+    srv, port = listening([ctx.tool("mlbc-serve"), "--model", so, "--listen", "127.0.0.1:0",
+                           "--token", "right", "-v"])
+    try:
+        compile_remote(port, ["--token", "wrong"], ["UNAUTHENTICATED", "stopping the command"],
+                       "wrong token")
+        compile_remote(port, [], ["UNAUTHENTICATED"], "no token")
+    finally:
+        _, err = stop_listening(srv)
+    expect("0 call(s) answered" in err, "a refused call was answered: %r" % err[-200:])
+    # nobody listens (the port was just freed): bounded retries, then the error
+    compile_remote(port, ["--timeout", "2000"], ["no model server reachable", "4 attempt(s)"],
+                   "absent server")
+
+    def raises(f, c, i):
+        if i == 3:
+            raise ValueError("policy bug")
+        return 0
+    with gym.serve_model(raises, "127.0.0.1:0") as py:
+        compile_remote(py.port, [], ["INTERNAL", "policy bug", "observation 3"], "raising policy")
+
+    def stalls(f, c, i):
+        time.sleep(3)
+        return 0
+    with gym.serve_model(stalls, "127.0.0.1:0") as py:
+        compile_remote(py.port, ["--timeout", "500"], ["DEADLINE_EXCEEDED"], "stalled policy")
+    # usage: one of --model and --remote; --listen needs no channel
+    for args in (["--remote", "127.0.0.1:1", "--model", so, "--channel", base],
+                 ["--model", so, "--listen", "127.0.0.1:0", "--channel", base]):
+        r = run([ctx.tool("mlbc-serve")] + args)
+        expect(r.returncode == 2, "%s: exit %d" % (" ".join(args[::2]), r.returncode))
+    r = run([ctx.tool("mlbc-serve"), "--model", so, "--listen", "0.0.0.0:0"])
+    expect(r.returncode == 1 and "not a loopback address" in r.stderr.decode(),
+           "--listen 0.0.0.0 without --allow-remote: exit %d" % r.returncode)
 
 
 def t_serve_misbehaving(ctx):
@@ -999,6 +1138,9 @@ def tests():
         ("mlbc-serve: three TUs in one command, one log", t_serve_sessions),
         ("mlbc-serve: eviction policy, program output unchanged", t_serve_evict),
         ("mlbc-serve: errors are clear, nothing hangs", t_serve_errors),
+        ("mlbc-serve --remote: clang-19's pipes local, the policy over gRPC", t_serve_grpc),
+        ("mlbc-serve --remote: bad token, no server, raising or stalled policy",
+         t_serve_grpc_faults),
         ("mlbc-serve: misbehaving compilers and SIGTERM end cleanly", t_serve_misbehaving),
         ("mlbc-serve standalone, our pipe runner as the compiler", t_serve_standalone()),
         ("mlbc-serve --model inliner.onnx (compiled at start), standalone",

@@ -465,6 +465,81 @@ def test_cli(exe):
           "2 observations answered" in err, out + err)
 
 
+# ---- mlbc-serve --listen: a model compiled by mlbc as the model server -------------------------
+
+TWICE = """<ir_version: 8, opset_import: ["" : 17]>
+twice (int64[1] a) => (int64[1] advice)
+{
+  advice = Add (a, a)
+}
+"""
+
+
+def evaluate(stub, feats, token=None, context=""):
+    """One Evaluate call: feats is [(name, type, shape, data)]; (advice int or None, code)."""
+    import grpc
+    from mlbc_gym import mlbc_pb2
+    obs = mlbc_pb2.Observation(context=context)
+    for name, typ, shape, data in feats:
+        obs.features.add(name=name, type=typ, shape=shape, data=data)
+    md = [("authorization", "Bearer " + token)] if token else []
+    try:
+        a = stub.Evaluate(obs, timeout=WAIT, metadata=md)
+    except grpc.RpcError as e:
+        return e.details(), e.code().name
+    return int.from_bytes(a.advice.data, "little", signed=True), "OK"
+
+
+def test_listen(build_dir, tmp):
+    import grpc
+    from mlbc_gym import mlbc_pb2_grpc
+    model = os.path.join(tmp, "twice.onnxtxt")
+    with open(model, "w") as f:
+        f.write(TWICE)
+    env = dict(os.environ, MLBC_CACHE_DIR=os.path.join(tmp, "cache"))
+    srv = subprocess.Popen([os.path.join(build_dir, "mlbc-serve"), "--model", model, "--listen",
+                            LOCAL + ":0", "--token", "tok", "-v"], stderr=subprocess.PIPE,
+                           env=env)
+    line = srv.stderr.readline().decode()
+    if not check("listen: mlbc-serve --listen says its port", "port " in line, line):
+        srv.kill()
+        srv.wait()
+        return
+    port = int(line.split("port ")[1])
+    stub = mlbc_pb2_grpc.InferenceStub(grpc.insecure_channel("%s:%d" % (LOCAL, port)))
+    i64 = lambda v: v.to_bytes(8, "little", signed=True)       # noqa: E731
+    answers = [evaluate(stub, [("a", 7, [1], i64(k))], "tok") for k in (0, 1, -5, 21)]
+    check("listen: the compiled model answers Evaluate (advice = a + a)",
+          answers == [(0, "OK"), (2, "OK"), (-10, "OK"), (42, "OK")], str(answers))
+    res = evaluate(stub, [("z", 1, [2], bytes(8)), ("a", 7, [1], i64(3))], "tok", "f")
+    check("listen: features the model does not use are ignored", res == (6, "OK"), str(res))
+    res = evaluate(stub, [("a", 7, [1], i64(1))])
+    check("listen: no token: UNAUTHENTICATED", res[1] == "UNAUTHENTICATED", str(res))
+    res = evaluate(stub, [("b", 7, [1], i64(1))], "tok")
+    check("listen: a feature set without the model's input: FAILED_PRECONDITION naming it",
+          res[1] == "FAILED_PRECONDITION" and "'a'" in res[0], str(res))
+    res = evaluate(stub, [("a", 1, [1], i64(1)[:4])], "tok")
+    check("listen: the input with another type is refused", res[1] == "FAILED_PRECONDITION",
+          str(res))
+    for feats, what in (([("a", 7, [1], b"\0" * 3)], "3 bytes for an int64"),
+                        ([("a", 7, [1 << 40], b"")], "2^40 elements"),
+                        ([("a", 99, [1], i64(1))], "an unknown type"),
+                        ([("a", 7, [1] * 9, i64(1))], "rank 9"),
+                        ([("a" * 200, 7, [1], i64(1))], "a 200-byte name")):
+        res = evaluate(stub, feats, "tok")
+        check("listen: %s: INVALID_ARGUMENT" % what, res[1] == "INVALID_ARGUMENT", str(res))
+    send_junk(port)
+    res = evaluate(stub, [("a", 7, [1], i64(50))], "tok")
+    check("listen: junk on the socket, then still serving", res == (100, "OK"), str(res))
+    srv.send_signal(signal.SIGTERM)
+    try:
+        err = srv.communicate(timeout=WAIT)[1].decode()
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        err = "a hang after SIGTERM"
+    check("listen: SIGTERM ends it, 6 calls answered", "6 call(s) answered" in err, err[-300:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -484,6 +559,7 @@ def main():
             if check("openssl is installed", subprocess.run(
                     ["openssl", "version"], capture_output=True).returncode == 0):
                 test_tls(exe, tmp)
+            test_listen(args.build, tmp)
         test_garbage(exe)
         test_bad_servers(exe)
         test_cli(exe)

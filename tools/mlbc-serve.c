@@ -1,6 +1,8 @@
 /* mlbc-serve - answer a compiler's interactive ML advisor with a policy compiled by mlbc.
  *
  *   mlbc-serve --model policy.so --channel BASE [--log FILE] [--timeout MS] [-- COMMAND ...]
+ *   mlbc-serve --remote HOST:PORT --channel BASE [...]     the policy is a gRPC model server
+ *   mlbc-serve --model policy.so --listen HOST:PORT [...]  be that model server
  *
  * The model may also be an ONNX model (policy.onnx, .onnxtxt): the runtime compiles it with
  * mlbc and cc into its cache before serving (mlbc_onnx_compile; mlbc next to this tool).
@@ -11,6 +13,10 @@
  * features of the session's header by name to the model's inputs, answers every observation
  * with the model's decision and, with --log, writes a training log in LLVM's format: the
  * features, then the decision as one more feature named like the advice.
+ *
+ * With --remote, each observation is passed on to a model server (mlbc.Inference/Evaluate,
+ * mlbc_grpc.h) and its advice to the compiler: the compiler's pipes stay local, the policy
+ * runs elsewhere. With --listen, mlbc-serve is such a model server for the model.
  *
  * Never hangs: opens are non-blocking and polled, the compiler's exit ends every wait, and
  * --timeout bounds each wait for the compiler. On a fatal error while the compiler waits for
@@ -34,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mlbc_grpc.h"
 #include "mlbc_runtime.h"
 
 #define PROG "mlbc-serve"
@@ -41,6 +48,8 @@
 
 static const char usage_text[] =
     "usage: " PROG " --model POLICY.so --channel BASE [options] [-- COMMAND ...]\n"
+    "       " PROG " --remote HOST:PORT --channel BASE [options] [-- COMMAND ...]\n"
+    "       " PROG " --model POLICY.so --listen HOST:PORT [options] [-- COMMAND ...]\n"
     "\n"
     "Serves a compiler's interactive ML advisor (LLVM's -inliner-interactive-channel-base=BASE,\n"
     "-regalloc-evict-interactive-channel-base=BASE, ...) with a policy compiled by mlbc and\n"
@@ -51,12 +60,25 @@ static const char usage_text[] =
     "  --model PATH         the policy: a shared object built from mlbc's output, or an ONNX\n"
     "                       model (.onnx, .onnxtxt) compiled at start into the cache\n"
     "                       ($MLBC_CACHE_DIR, else ~/.cache/mlbc; $MLBC, $CC: the compilers)\n"
+    "  --remote ADDRESS     no local model: ask the gRPC model server at ADDRESS (HOST:PORT,\n"
+    "                       unix:PATH) for each decision (mlbc.Inference/Evaluate)\n"
+    "  --listen ADDRESS     no channel: be a gRPC model server for --model at ADDRESS (port 0:\n"
+    "                       any free port); says 'listening on ... port N' on stderr, serves\n"
+    "                       until COMMAND exits or a signal\n"
+    "  --advice NAME        --listen: the model's result to answer with (default: its first)\n"
+    "  --token TOKEN        gRPC: a shared secret the client sends and the server requires\n"
+    "  --tls-cert PEM, --tls-key PEM\n"
+    "                       gRPC: this side's certificate and key (a server needs both)\n"
+    "  --tls-ca PEM         gRPC: the CA that signs the peer (a client speaks TLS with it; a\n"
+    "                       server then requires client certificates)\n"
+    "  --allow-remote       gRPC: accept an address other than loopback\n"
     "  --symbol NAME        its descriptor symbol (default: file name without extension + _desc)\n"
     "  --channel BASE       channel base name, as given to the compiler\n"
     "  --log FILE           write a training log: the features, then the decision (named as\n"
     "                       the advice), as LLVM's development mode logs\n"
     "  --timeout MS         give up when the compiler is silent for MS milliseconds (default:\n"
-    "                       wait; the command's exit always ends a wait)\n"
+    "                       wait; the command's exit always ends a wait); with --remote, also\n"
+    "                       each call's deadline (default 10000)\n"
     "  --sessions N         stop after N sessions (default: until the command exits or a signal)\n"
     "  --feed-prefix P      bind feature F to model input P+F first (as LLVM's FeedPrefix)\n"
     "  --fetch-prefix P     read the advice from model output P+ADVICE first\n"
@@ -70,6 +92,8 @@ static volatile sig_atomic_t g_signal;      /* SIGINT/SIGTERM/SIGHUP received */
 
 typedef struct server {
     const char *model_path, *symbol, *channel, *log_path;
+    const char *remote, *listen, *advice_name;  /* gRPC: --remote, --listen, --advice */
+    mlbc_grpc_options gopt;
     mlbc_release_options ropt;
     int timeout_ms;                 /* 0: no limit */
     long max_sessions;              /* 0: no limit */
@@ -459,10 +483,17 @@ static int read_header(server *s, session *ss, FILE *in)
     return 0;
 }
 
-/* Binds the header's features to the model's inputs; opens (or checks) the training log. */
-static int bind_model(server *s, session *ss)
+/* The session's runner: the model bound to the header's features, or (--remote) a gRPC
+ * client of the model server. */
+static int make_runner(server *s, session *ss)
 {
     char err[512] = "";
+    if (s->remote) {
+        ss->r = mlbc_runner_grpc(s->remote, ss->feat, ss->n, &ss->advice, &s->gopt, err,
+                                 sizeof err);
+        if (!ss->r) error("%s", err);
+        return ss->r ? 0 : -1;
+    }
     /* Every model input must be a feature the compiler sends: names what is not. */
     if (mlbc_model_check(s->desc, ss->feat, ss->n, &ss->advice, &s->ropt, err, sizeof err) < 0) {
         error("%s does not fit what the compiler sends: %s; is the policy for another "
@@ -475,6 +506,13 @@ static int bind_model(server *s, session *ss)
         error("%s: %s", s->model_path, err);
         return -1;
     }
+    return 0;
+}
+
+/* Binds the header to the policy; opens (or checks) the training log. */
+static int bind_model(server *s, session *ss)
+{
+    if (make_runner(s, ss) < 0) return -1;
     if (s->log_path && open_log(s, ss->feat, ss->n, &ss->advice) < 0) return -1;
     ss->advice_bytes = mlbc_spec_bytes(&ss->advice);
     return 0;
@@ -512,9 +550,9 @@ static int answer_observation(server *s, session *ss, const mlbc_log_record *rec
     }
     const void *a = mlbc_runner_evaluate(ss->r);
     if (!a) {
-        error("session %ld, context \"%s\", observation %lld: the model failed: %s",
+        error("session %ld, context \"%s\", observation %lld: the %s failed: %s",
               ss->no, rec->context ? rec->context : "", (long long)rec->id,
-              mlbc_runner_error(ss->r));
+              s->remote ? "model server" : "model", mlbc_runner_error(ss->r));
         return -1;
     }
     if (write_all(s->fd_in, a, ss->advice_bytes, s) < 0) {
@@ -647,14 +685,27 @@ static void parse_options(server *s, int argc, char **argv)
         else if (!strcmp(a, "--feed-prefix")) s->ropt.feed_prefix = need(argc, argv, &i);
         else if (!strcmp(a, "--fetch-prefix")) s->ropt.fetch_prefix = need(argc, argv, &i);
         else if (!strcmp(a, "--model-selector")) s->ropt.model_selector = need(argc, argv, &i);
+        else if (!strcmp(a, "--remote")) s->remote = need(argc, argv, &i);
+        else if (!strcmp(a, "--listen")) s->listen = need(argc, argv, &i);
+        else if (!strcmp(a, "--advice")) s->advice_name = need(argc, argv, &i);
+        else if (!strcmp(a, "--token")) s->gopt.token = need(argc, argv, &i);
+        else if (!strcmp(a, "--tls-cert")) s->gopt.tls_cert = need(argc, argv, &i);
+        else if (!strcmp(a, "--tls-key")) s->gopt.tls_key = need(argc, argv, &i);
+        else if (!strcmp(a, "--tls-ca")) s->gopt.tls_ca = need(argc, argv, &i);
+        else if (!strcmp(a, "--allow-remote")) s->gopt.allow_remote = 1;
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) s->verbose = 1;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage_text, stdout);
             exit(0);
         } else usage_error("unknown option '%s'", a);
     }
-    if (!s->model_path) usage_error("--model is required");
+    if (!s->model_path == !s->remote) usage_error("give --model or --remote (one of them)");
+    if (s->listen && (s->remote || s->channel || s->log_path))
+        usage_error("--listen serves --model over gRPC: no --remote, --channel or --log");
+    if (s->advice_name && !s->listen) usage_error("--advice is for --listen");
+    if (s->listen) return;
     if (!s->channel) usage_error("--channel is required");
+    s->gopt.timeout_ms = s->timeout_ms;
     if (snprintf(s->in_path, sizeof s->in_path, "%s.in", s->channel) >= (int)sizeof s->in_path ||
         snprintf(s->out_path, sizeof s->out_path, "%s.out", s->channel) >= (int)sizeof s->out_path)
         usage_error("--channel: name too long");
@@ -813,13 +864,41 @@ static int exit_status(const server *s, int failed)
     return 0;
 }
 
+/* --listen: a gRPC model server for the model until the command exits or a signal. */
+static int serve_grpc(server *s)
+{
+    char err[512];
+    mlbc_grpc_model_server *m = mlbc_grpc_serve_model(s->listen, s->desc, s->advice_name,
+                                                      &s->ropt, &s->gopt, err, sizeof err);
+    if (!m) {
+        error("%s", err);
+        return 1;
+    }
+    note("listening on %s, port %d", s->listen, mlbc_grpc_model_server_port(m));
+    fflush(stderr);
+    if (s->command && start_command(s) < 0) {
+        mlbc_grpc_model_server_free(m);
+        return 127;
+    }
+    while (!g_signal && !(s->command && child_exited(s))) sleep_ms(20);
+    if (g_signal) stop_child(s, g_signal);
+    if (s->verbose) note("%ld call(s) answered", mlbc_grpc_model_server_calls(m));
+    mlbc_grpc_model_server_free(m);
+    return exit_status(s, 0);
+}
+
 int main(int argc, char **argv)
 {
     server *s = &g;
     s->fd_in = s->fd_out = -1;
     parse_options(s, argc, argv);
-    if (load_desc(s) < 0) return 1;
+    if (s->model_path && load_desc(s) < 0) return 1;
     catch_signals();
+    if (s->listen) {
+        int rc = serve_grpc(s);
+        mlbc_model_close(s->dl);
+        return rc;
+    }
     if (make_fifos(s) < 0) return 1;
     if (s->command && start_command(s) < 0) return 127;
 
@@ -829,6 +908,6 @@ int main(int argc, char **argv)
     if (s->verbose)
         note("%ld session(s), %ld observation(s)", s->sessions, s->observations);
     cleanup();
-    mlbc_model_close(s->dl);
+    if (s->dl) mlbc_model_close(s->dl);
     return exit_status(s, failed);
 }
