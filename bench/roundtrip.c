@@ -118,7 +118,7 @@ __attribute__((noinline)) float floor_dot(const float *restrict x, const float *
 
 static int raw_in = -1, raw_out = -1;
 
-static void raw_open(const char *base, int timeout_s)
+static void raw_open(const char *base, long maxn, int timeout_s)
 {
     char in[4096], outp[4096];
     snprintf(in, sizeof in, "%s.in", base);
@@ -136,6 +136,11 @@ static void raw_open(const char *base, int timeout_s)
         struct timespec ms = {0, 1000000};
         nanosleep(&ms, NULL);
     }
+    /* the same capacity as the pipe runner gives its FIFO (runtime/pipe.c fit_pipe): room
+     * for the largest vector, at most 1 MB; best effort there and here */
+    long want = maxn * 4 + 4096;
+    if (fcntl(raw_out, F_GETPIPE_SZ) < want)
+        fcntl(raw_out, F_SETPIPE_SZ, want < (1L << 20) ? want : 1L << 20);
     fcntl(raw_in, F_SETFL, fcntl(raw_in, F_GETFL) & ~O_NONBLOCK);
     fcntl(raw_out, F_SETFL, fcntl(raw_out, F_GETFL) & ~O_NONBLOCK);
 }
@@ -338,7 +343,7 @@ int main(int argc, char **argv)
     memset(buf, 0, (size_t)maxn * 4);
 
     if (strchr(variants, 'c'))
-        raw_open(raw_base, timeout_s);
+        raw_open(raw_base, maxn, timeout_s);
 
     char err[512];
     for (int round = 0; round < rounds; round++) {

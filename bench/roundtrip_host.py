@@ -73,7 +73,7 @@ def minimal_llvm(base, layers, sessions, timeout):
     done = 0
     while done < sessions:
         fd_in, fd_out = open_pair(base, timeout)
-        f = os.fdopen(fd_out, "rb", buffering=1 << 16)
+        f = os.fdopen(fd_out, "rb", buffering=1 << 12)
         buf = view = x = w = b = None
         while True:
             line = f.readline()

@@ -76,13 +76,35 @@ class _Bytes(io.RawIOBase):
         return n
 
 
-def _stream(data, chunk=4096):
-    return io.BufferedReader(_Bytes(data, chunk), 1 << 16)   # as host._open_stream wraps
+def _file(data, chunk=4096):
+    """A log file's stream (read_log takes any binary file)."""
+    return io.BufferedReader(_Bytes(data, chunk), 1 << 16)
+
+
+class _PipeStream(host._FdStream):
+    """The host's own stream over its pipe (host._FdStream), its readv(2) replaced by reads
+    of bytes in chunks of at most `chunk`."""
+
+    def __init__(self, data, chunk=4096):      # no descriptor: nothing to poll
+        self.buf = bytearray(host.STREAM_BUFFER)
+        self.view = memoryview(self.buf)
+        self.pos = self.end = 0
+        self.tee = None
+        self.data, self.at, self.chunk = memoryview(data), 0, chunk
+
+    def _readv(self, bufs, wait_first):
+        n = 0
+        for b in bufs:
+            k = min(len(b), self.chunk - n, len(self.data) - self.at)
+            b[:k] = self.data[self.at:self.at + k]
+            self.at += k
+            n += k
+        return n
 
 
 def run_log(data):
     for as_numpy in (False, True):
-        log.read_log(_stream(data), as_numpy)
+        log.read_log(_file(data), as_numpy)
 
 
 def _serve(framing, data):
@@ -97,9 +119,9 @@ def _serve(framing, data):
         sink = os.open(os.devnull, os.O_WRONLY)
         try:
             if framing == "llvm":
-                ch._serve_llvm(_stream(data), sink, lambda: False)
+                ch._serve_llvm(_PipeStream(data), sink, lambda: False)
             else:
-                ch._serve_bridge(_stream(data), sink, lambda: False)
+                ch._serve_bridge(_PipeStream(data), sink, lambda: False)
         finally:
             os.close(sink)
 

@@ -58,6 +58,8 @@
 
 #define DEFAULT_TIMEOUT_MS 10000
 #define MAX_ADVICE_BYTES ((size_t)16 << 20)     /* an advice tensor larger than this is refused */
+#define MLBC_PIPE_MAX_BYTES ((size_t)1 << 20)  /* FIFO capacity asked for at most (Linux's
+                                                 default limit for unprivileged users) */
 #define MAX_IOV_INPUTS 64                     /* more inputs: one copied buffer */
 #define JSON_REPLY_SLACK 4096                    /* JSON reply limit: slack + 64 bytes/element */
 
@@ -208,6 +210,28 @@ static int open_with_deadline(const char *path, int flags, int64_t deadline, int
     }
 }
 
+/* About the size of an observation record: its tensors (JSON: as text) and some slack. */
+static size_t record_bytes(const mlbc_runner *r, const pipe_impl *p)
+{
+    size_t n = 4096;
+    for (int i = 0; i < r->ninputs; i++)
+        n += p->framing == MLBC_FRAMING_BRIDGE_JSON ? (size_t)mlbc_spec_count(&r->specs[i]) * 24
+                                                   : mlbc_spec_bytes(&r->specs[i]);
+    return n;
+}
+
+/* Lets a FIFO hold a whole record of `bytes` (at most MLBC_PIPE_MAX_BYTES) when its
+ * capacity is smaller: the record is then one write that does not wait for the host to
+ * drain the pipe chunk by chunk, a context switch each. Best effort: a kernel or limit that
+ * refuses leaves the pipe as it was, and only the speed differs. */
+static void fit_pipe(int fd, size_t bytes)
+{
+    int have = fcntl(fd, F_GETPIPE_SZ);
+    if (have <= 0 || bytes <= (size_t)have)
+        return;
+    fcntl(fd, F_SETPIPE_SZ, (int)(bytes < MLBC_PIPE_MAX_BYTES ? bytes : MLBC_PIPE_MAX_BYTES));
+}
+
 /* Writes the iovecs until done or the deadline (SIGPIPE is blocked by the caller). 0, or
  * -EPIPE (no reader), -ETIMEDOUT, or another -errno. *sent counts the bytes written. */
 static int write_iov(pipe_impl *p, struct iovec *iov, int n, int64_t deadline, size_t *sent)
@@ -330,6 +354,8 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
         close(p->out_fd);
         p->out_fd = open_with_deadline(p->out_path, O_WRONLY, deadline, p->timeout_ms,
                                        "observations to the host", err, sizeof err);
+        if (p->out_fd >= 0)
+            fit_pipe(p->out_fd, record_bytes(r, p));
         if (p->out_fd < 0) {
             sigpipe_restore(&guard, epipe);
             runner_fail(r, "pipe %s: the host closed %s.out before its first answer (while "
@@ -383,9 +409,17 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
  * observations: reported at once. Except with `tolerant` (the start of the first reply of a
  * session): then end of file on BASE.in and a closed BASE.out may be the previous session's
  * host going away late, and the next host is waited for until the deadline. */
+enum { RECV_TOLERANT = 1, RECV_LAST = 2 };
+
 static int recv_exact(mlbc_runner *r, pipe_impl *p, void *dst, size_t n, int64_t deadline,
-                      const char *what, int tolerant)
+                      const char *what, int flags)
 {
+    int tolerant = flags & RECV_TOLERANT;
+    /* RECV_LAST: the end of a reply. The host never sends anything unasked, so a byte
+     * beyond it is a surplus (a desynchronised host): reading one byte more finds it in the
+     * same read(2), instead of a FIONREAD check after the reply. */
+    unsigned char extra;
+    int probe = (flags & RECV_LAST) && p->in_is_fifo;
     size_t off = 0;
     int saw_eof = 0, saw_err = 0;
     while (off < n) {
@@ -428,7 +462,13 @@ static int recv_exact(mlbc_runner *r, pipe_impl *p, void *dst, size_t n, int64_t
                         "received)", p->base, p->base, what, off, n);
             return -1;
         }
-        ssize_t got = read(p->in_fd, (unsigned char *)dst + off, n - off);
+        struct iovec iov[2] = {{(unsigned char *)dst + off, n - off}, {&extra, 1}};
+        ssize_t got = readv(p->in_fd, iov, probe ? 2 : 1);
+        if (got > (ssize_t)(n - off)) {
+            runner_fail(r, "pipe %s: the host sent more than the %zu bytes of %s "
+                        "(desynchronised host)", p->base, n, what);
+            return -1;
+        }
         if (got > 0) {
             off += (size_t)got;
             continue;
@@ -763,10 +803,10 @@ static int recv_reply(mlbc_runner *r, pipe_impl *p)
     int64_t deadline = now_ms() + p->timeout_ms;
     if (p->framing == MLBC_FRAMING_LLVM)
         return recv_exact(r, p, p->advice, p->advice_bytes, deadline, "advice",
-                          !p->confirmed);
+                          (p->confirmed ? 0 : RECV_TOLERANT) | RECV_LAST);
 
     uint64_t len;
-    if (recv_exact(r, p, &len, 8, deadline, "reply length", !p->confirmed))
+    if (recv_exact(r, p, &len, 8, deadline, "reply length", p->confirmed ? 0 : RECV_TOLERANT))
         return -1;
     if (len > p->reply_limit || len == 0) {
         runner_fail(r, "pipe %s: the host announced a %llu-byte reply; refused (must be "
@@ -774,7 +814,7 @@ static int recv_reply(mlbc_runner *r, pipe_impl *p)
                     p->base, (unsigned long long)len, p->reply_limit);
         return -1;
     }
-    if (recv_exact(r, p, p->rbuf, (size_t)len, deadline, "the reply", 0))
+    if (recv_exact(r, p, p->rbuf, (size_t)len, deadline, "the reply", RECV_LAST))
         return -1;
     if (p->framing == MLBC_FRAMING_BRIDGE_JSON)
         return parse_json_reply(r, p, (size_t)len);
@@ -816,8 +856,7 @@ static const void *pipe_evaluate(mlbc_runner *r)
     build_observation(r, p);
     int sent = send_record(r, p, "an observation");
     p->payload = 0;
-    if (sent || recv_reply(r, p) ||
-        check_no_surplus(r, p, "right after the reply"))
+    if (sent || recv_reply(r, p))
         return NULL;
     if (!p->confirmed) {
         p->confirmed = 1;
@@ -927,7 +966,8 @@ static int new_pipe(mlbc_runner *r, const char *channel_base, const mlbc_pipe_op
 
 /* As LLVM: BASE.in for reading first, then BASE.out for writing. Both O_NONBLOCK: a FIFO's
  * read end opens at once, its write end fails with ENXIO until a reader exists. */
-static int connect_pipe(pipe_impl *p, const char *channel_base, char *err, size_t errlen)
+static int connect_pipe(mlbc_runner *r, pipe_impl *p, const char *channel_base, char *err,
+                        size_t errlen)
 {
     size_t plen = strlen(channel_base);
     char *in_path = malloc(plen + 5);
@@ -947,6 +987,8 @@ static int connect_pipe(pipe_impl *p, const char *channel_base, char *err, size_
         return -1;
     struct stat st;
     p->in_is_fifo = fstat(p->in_fd, &st) == 0 && S_ISFIFO(st.st_mode);
+    if (fstat(p->out_fd, &st) == 0 && S_ISFIFO(st.st_mode))
+        fit_pipe(p->out_fd, record_bytes(r, p));
     if (fstat(p->out_fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(p->out_fd, 0) != 0) {
         set_err(err, errlen, "pipe: cannot truncate %s: %s", p->out_path, strerror(errno));
         return -1;
@@ -982,7 +1024,7 @@ mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *
         return NULL;
     if (check_llvm_names(r, o.framing, err, errlen) || check_advice_bytes(r, err, errlen) ||
         new_pipe(r, channel_base, &o, err, errlen) ||
-        connect_pipe(r->impl, channel_base, err, errlen) ||
+        connect_pipe(r, r->impl, channel_base, err, errlen) ||
         (o.framing == MLBC_FRAMING_LLVM && send_llvm_start(r, r->impl, o.context, err, errlen))) {
         mlbc_runner_free(r);
         return NULL;

@@ -15,7 +15,6 @@ watchdog is that retry loop: when the command exits without (re)opening the pipe
 does at -O0, the host stops instead of hanging in open().
 """
 import errno
-import io
 import os
 import select
 import stat
@@ -33,6 +32,7 @@ FRAMINGS = ("llvm", "bitstream", "json", "protobuf")
 MAX_MESSAGE = 1 << 28           # largest Bridge message accepted (bytes)
 _SLICE = 0.05                   # poll slice, seconds
 _SLICE_MS = int(_SLICE * 1000)
+STREAM_BUFFER = 1 << 12         # bytes: a small record whole, or a large one's first page
 
 
 class HostError(Exception):
@@ -80,24 +80,25 @@ class ServeResult:
 
 # ---- file descriptor plumbing -------------------------------------------------------------
 
-class _FdReader(io.RawIOBase):
-    """A non-blocking descriptor as a raw stream that blocks with bounds: readinto waits in
-    poll slices, returns 0 (end of file) once stop() is true (the compiler has gone, so a
+class _FdStream:
+    """A non-blocking descriptor as a buffered stream (readline, read, readinto) that blocks
+    with bounds: a wait returns end of file once stop() is true (the compiler has gone, so a
     pipe it never opened counts as ended) and raises HostError after timeout seconds of
-    silence (None: no bound). Wrapped in io.BufferedReader (_open_stream), so readline,
-    read and readinto run in C and large payloads bypass the buffer."""
+    silence (None: no bound).
 
-    def __init__(self, fd, stop, timeout=None, tee=None):
-        super().__init__()
-        self.fd = fd
-        self.stop = stop
-        self.timeout = timeout
-        self.tee = tee
+    Built for the observation path: readinto reads the rest of its destination and whatever
+    follows into this buffer with one readv(2), so a payload is read straight into its array
+    (only what the line's read took along is copied) and the newline after it costs no call
+    of its own. A record's first read waits with poll(2) first (the compiler is thinking, and
+    a FIFO whose writer has not opened it yet reads as end of file); later reads try first."""
+
+    def __init__(self, fd, stop, timeout=None, tee=None, size=STREAM_BUFFER):
+        self.fd, self.stop, self.timeout, self.tee = fd, stop, timeout, tee
+        self.buf = bytearray(size)
+        self.view = memoryview(self.buf)
+        self.pos = self.end = 0
         self.poller = select.poll()
         self.poller.register(fd, select.POLLIN)
-
-    def readable(self):
-        return True
 
     def _wait(self):
         """Blocks until the descriptor is readable; False when the compiler is gone."""
@@ -110,25 +111,77 @@ class _FdReader(io.RawIOBase):
                 raise HostError("the compiler sent nothing for %.1f s" % self.timeout)
         return True
 
-    def readinto(self, view):
-        """One read(2) once poll(2) says the descriptor is readable: the byte count, 0 at
-        end of file. Polling first costs one cheap system call when data is there; trying
-        first would raise (and build) an exception every time the pipe is empty, and a
-        FIFO whose writer has not opened it yet reads as end of file."""
+    def _readv(self, bufs, wait_first):
+        """One readv(2) into bufs: the byte count; 0 at end of file or once stop() is true."""
+        if wait_first and not self._wait():
+            return 0
         while True:
-            if not self.poller.poll(_SLICE_MS) and not self._wait():
-                return 0
             try:
-                n = os.readv(self.fd, [view])
+                n = os.readv(self.fd, bufs)
             except (BlockingIOError, InterruptedError):
+                if not self._wait():
+                    return 0
                 continue
             if n and self.tee is not None:
-                self.tee.write(memoryview(view)[:n])
+                left = n
+                for b in bufs:
+                    self.tee.write(b[:left])
+                    left -= len(b)
+                    if left <= 0:
+                        break
             return n
+
+    def _fill(self):
+        """Refills the (consumed) buffer: False at end of file."""
+        self.pos, self.end = 0, self._readv([self.view], True)
+        return self.end > 0
+
+    def readline(self, limit=-1):
+        """Up to and including the next newline (at most limit bytes); b"" at end of file."""
+        parts, size = [], 0
+        while True:
+            if self.pos == self.end and not self._fill():
+                break
+            nl = self.buf.find(b"\n", self.pos, self.end)
+            stop = self.end if nl < 0 else nl + 1
+            if 0 <= limit < size + stop - self.pos:
+                stop = self.pos + limit - size
+            parts.append(self.buf[self.pos:stop])
+            size += stop - self.pos
+            self.pos = stop
+            if (nl >= 0 and stop == nl + 1) or size == limit:
+                break
+        return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
+
+    def readinto(self, view):
+        """Fills view (a writable byte view) unless the stream ends first: the byte count."""
+        want = len(view)
+        got = min(want, self.end - self.pos)
+        view[:got] = self.view[self.pos:self.pos + got]
+        self.pos += got
+        while got < want:
+            self.pos = self.end = 0
+            n = self._readv([view[got:], self.view], False)
+            if n == 0:
+                break
+            if n > want - got:
+                self.end = n - (want - got)
+                n = want - got
+            got += n
+        return got
+
+    def read(self, n):
+        """n bytes, fewer only at end of file."""
+        if self.end - self.pos >= n:
+            self.pos += n
+            return bytes(self.buf[self.pos - n:self.pos])
+        out = bytearray(n)
+        got = self.readinto(memoryview(out))
+        return bytes(out) if got == n else bytes(out[:got])
 
 
 def _open_stream(fd, stop, timeout=None, tee=None):
-    return io.BufferedReader(_FdReader(fd, stop, timeout, tee), 1 << 16)
+    return _FdStream(fd, stop, timeout, tee)
 
 
 def _write_all(fd, data, stop, timeout=None):
