@@ -113,7 +113,7 @@ class _FdStream:
 
     def _readv(self, bufs, wait_first):
         """One readv(2) into bufs: the byte count; 0 at end of file or once stop() is true."""
-        if wait_first and not self._wait():
+        if wait_first and not self.poller.poll(_SLICE_MS) and not self._wait():
             return 0
         while True:
             try:
@@ -131,27 +131,29 @@ class _FdStream:
                         break
             return n
 
-    def _fill(self):
-        """Refills the (consumed) buffer: False at end of file."""
-        self.pos, self.end = 0, self._readv([self.view], True)
-        return self.end > 0
-
     def readline(self, limit=-1):
         """Up to and including the next newline (at most limit bytes); b"" at end of file."""
+        if self.pos == self.end:
+            self.pos, self.end = 0, self._readv([self.view], True)
+        nl = self.buf.find(b"\n", self.pos, self.end)
+        if 0 <= nl < self.pos + limit or (nl >= 0 and limit < 0):     # the usual case
+            line = self.view[self.pos:nl + 1].tobytes()
+            self.pos = nl + 1
+            return line
         parts, size = [], 0
-        while True:
-            if self.pos == self.end and not self._fill():
-                break
+        while self.pos < self.end:
             nl = self.buf.find(b"\n", self.pos, self.end)
             stop = self.end if nl < 0 else nl + 1
             if 0 <= limit < size + stop - self.pos:
                 stop = self.pos + limit - size
-            parts.append(self.buf[self.pos:stop])
+            parts.append(self.view[self.pos:stop].tobytes())
             size += stop - self.pos
             self.pos = stop
             if (nl >= 0 and stop == nl + 1) or size == limit:
                 break
-        return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
+            if self.pos == self.end:
+                self.pos, self.end = 0, self._readv([self.view], True)
+        return b"".join(parts)
 
     def readinto(self, view):
         """Fills view (a writable byte view) unless the stream ends first: the byte count."""
