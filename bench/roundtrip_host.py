@@ -54,7 +54,7 @@ def gym(base, layers, sessions, timeout, framing="llvm"):
     def policy(features, context, index):
         x = features["x"]
         w, b = layers[x.shape[-1]]
-        return np.dot(x.reshape(-1), w) + b
+        return x.dot(w)[0] + b                 # x is [1, N]
 
     # The protobuf framing has no header: a runner that reopens the FIFOs before this end saw
     # the previous end of file continues the same session here, so sessions cannot be
@@ -77,7 +77,7 @@ def grpc_server(port_file, layers, timeout):
     def policy(features, context, index):
         x = features["x"]
         w, b = layers[x.shape[-1]]
-        return np.dot(x.reshape(-1), w) + b
+        return x.dot(w)[0] + b                 # x is [1, N]
 
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
