@@ -182,6 +182,29 @@ int main(void)
 }
 """
 
+CMAKE_GRPC_C = r"""
+#include <stdio.h>
+#include "mlbc_grpc.h"
+
+/* No model server at 127.0.0.1:1: evaluate fails at once (no retries), the fallback. */
+int main(void)
+{
+    int64_t one[1] = {1};
+    mlbc_tensor_spec f = mlbc_spec("x", MLBC_INT64, 1, one), a = mlbc_spec("y", MLBC_INT64, 1, one);
+    mlbc_grpc_options o = {.timeout_ms = 500, .retries = -1};
+    char err[256];
+    mlbc_runner *r = mlbc_runner_grpc("127.0.0.1:1", &f, 1, &a, &o, err, sizeof err);
+    if (!r) {
+        printf("error: %s\n", err);
+        return 1;
+    }
+    const void *adv = mlbc_runner_evaluate(r);
+    printf("%s: %s\n", adv ? "advice" : "fallback", mlbc_runner_error(r));
+    mlbc_runner_free(r);
+    return adv != NULL;
+}
+"""
+
 CMAKELISTS = r"""
 cmake_minimum_required(VERSION 3.13)
 project(uses_mlbc C)
@@ -192,6 +215,10 @@ add_executable(decide main.c)
 target_compile_definitions(decide PRIVATE WITH_RUNTIME)
 target_link_libraries(decide PRIVATE mlbc::runtime)
 mlbc_add_model(decide inliner.onnx NAME policy)
+
+# The gRPC runner from C: mlbc::grpc brings grpc++ and libstdc++.
+add_executable(grpc_check grpc_check.c)
+target_link_libraries(grpc_check PRIVATE mlbc::grpc)
 
 # Generated code alone (no runtime), through CBLAS: mlbc_add_model links what it needs.
 add_executable(dqn_blas dqn_main.c)
@@ -266,7 +293,7 @@ def cmake_project(tmp, root, prefix_path, names, values, want):
     the config file must find everything relative to itself)."""
     proj, bld = os.path.join(tmp, "cmake-proj"), os.path.join(tmp, "cmake-build")
     os.makedirs(proj)
-    for name, text in (("CMakeLists.txt", CMAKELISTS), ("main.c", MAIN_C),
+    for name, text in (("CMakeLists.txt", CMAKELISTS), ("main.c", MAIN_C), ("grpc_check.c", CMAKE_GRPC_C),
                        ("samples.h", samples_header(names, values))):
         with open(os.path.join(proj, name), "w") as f:
             f.write(text)
@@ -308,6 +335,11 @@ def cmake_project(tmp, root, prefix_path, names, values, want):
           and " -lm" in link + " " and "mlbc_rt" not in link,
           "CMake: OPTIONS --blas reaches mlbc and links OpenBLAS and -lm (and no runtime)", link)
     check_dqn(sh([os.path.join(bld, "dqn_blas")]), q, act)
+    r = sh([os.path.join(bld, "grpc_check")])
+    check(r.returncode == 0 and r.stdout.startswith("fallback: grpc 127.0.0.1:1: Evaluate failed")
+          and "no model server reachable" in r.stdout,
+          "CMake: a C program linking mlbc::grpc gets the gRPC runner's fallback (no server)",
+          out(r) + " " + r.stdout)
 
     # Up to date: nothing runs mlbc again. Then touch one model: only its mlbc re-runs.
     r = sh(["cmake", "--build", bld], env=env)
