@@ -58,8 +58,8 @@
 
 #define DEFAULT_TIMEOUT_MS 10000
 #define MAX_ADVICE_BYTES ((size_t)16 << 20)     /* an advice tensor larger than this is refused */
-#define MLBC_PIPE_MAX_BYTES ((size_t)1 << 20)  /* FIFO capacity asked for at most (Linux's
-                                                 default limit for unprivileged users) */
+#define MAX_PIPE_BYTES ((size_t)1 << 20)       /* FIFO capacity asked for at most (Linux's
+                                                   default limit for unprivileged users) */
 #define MAX_IOV_INPUTS 64                     /* more inputs: one copied buffer */
 #define JSON_REPLY_SLACK 4096                    /* JSON reply limit: slack + 64 bytes/element */
 
@@ -220,16 +220,16 @@ static size_t record_bytes(const mlbc_runner *r, const pipe_impl *p)
     return n;
 }
 
-/* Lets a FIFO hold a whole record of `bytes` (at most MLBC_PIPE_MAX_BYTES) when its
+/* Lets a FIFO hold a whole record of `bytes` (at most MAX_PIPE_BYTES) when its
  * capacity is smaller: the record is then one write that does not wait for the host to
  * drain the pipe chunk by chunk, a context switch each. Best effort: a kernel or limit that
- * refuses leaves the pipe as it was, and only the speed differs. */
+ * refuses, or a regular file (no pipe size), leaves it as it was; only the speed differs. */
 static void fit_pipe(int fd, size_t bytes)
 {
     int have = fcntl(fd, F_GETPIPE_SZ);
     if (have <= 0 || bytes <= (size_t)have)
         return;
-    fcntl(fd, F_SETPIPE_SZ, (int)(bytes < MLBC_PIPE_MAX_BYTES ? bytes : MLBC_PIPE_MAX_BYTES));
+    fcntl(fd, F_SETPIPE_SZ, (int)(bytes < MAX_PIPE_BYTES ? bytes : MAX_PIPE_BYTES));
 }
 
 /* Writes the iovecs until done or the deadline (SIGPIPE is blocked by the caller). 0, or
@@ -354,8 +354,6 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
         close(p->out_fd);
         p->out_fd = open_with_deadline(p->out_path, O_WRONLY, deadline, p->timeout_ms,
                                        "observations to the host", err, sizeof err);
-        if (p->out_fd >= 0)
-            fit_pipe(p->out_fd, record_bytes(r, p));
         if (p->out_fd < 0) {
             sigpipe_restore(&guard, epipe);
             runner_fail(r, "pipe %s: the host closed %s.out before its first answer (while "
@@ -363,6 +361,7 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
                         p->base, p->base, what, p->timeout_ms);
             return -1;
         }
+        fit_pipe(p->out_fd, record_bytes(r, p));
         rc = write_all(p, p->pre.data, p->pre.len, deadline, NULL);
         if (!rc) {
             niov = 0;
@@ -403,14 +402,14 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
     return 0;
 }
 
+enum { RECV_TOLERANT = 1, RECV_LAST = 2 };     /* recv_exact's flags */
+
 /* Reads exactly n bytes from BASE.in into dst. 0 on success; else runner failed.
  *
  * While waiting, a host that closes BASE.out (POLLERR on our write end) has stopped reading
- * observations: reported at once. Except with `tolerant` (the start of the first reply of a
- * session): then end of file on BASE.in and a closed BASE.out may be the previous session's
+ * observations: reported at once. Except with RECV_TOLERANT (the start of the first reply of
+ * a session): then end of file on BASE.in and a closed BASE.out may be the previous session's
  * host going away late, and the next host is waited for until the deadline. */
-enum { RECV_TOLERANT = 1, RECV_LAST = 2 };
-
 static int recv_exact(mlbc_runner *r, pipe_impl *p, void *dst, size_t n, int64_t deadline,
                       const char *what, int flags)
 {
@@ -987,8 +986,7 @@ static int connect_pipe(mlbc_runner *r, pipe_impl *p, const char *channel_base, 
         return -1;
     struct stat st;
     p->in_is_fifo = fstat(p->in_fd, &st) == 0 && S_ISFIFO(st.st_mode);
-    if (fstat(p->out_fd, &st) == 0 && S_ISFIFO(st.st_mode))
-        fit_pipe(p->out_fd, record_bytes(r, p));
+    fit_pipe(p->out_fd, record_bytes(r, p));
     if (fstat(p->out_fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(p->out_fd, 0) != 0) {
         set_err(err, errlen, "pipe: cannot truncate %s: %s", p->out_path, strerror(errno));
         return -1;
