@@ -3,7 +3,10 @@
  * sends on BASE.in. The host opens BASE.out for reading before the runner opens it; a host
  * thread waits for the observation (the runner refuses bytes sent before it), writes the
  * reply (max_len keeps it within a pipe's buffer) and closes BASE.in, so a short reply ends
- * in EOF at once, never in the runner's timeout. A second evaluate meets any surplus. */
+ * in EOF at once, never in the runner's timeout. A second evaluate meets any surplus.
+ * The host thread lives for the whole campaign and takes one input after another: a thread
+ * per input would grow ASan's thread registry by some hundred bytes each, and a 10-million
+ * run past libFuzzer's RSS limit. */
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -50,6 +53,10 @@ typedef struct Host {
     size_t len;
 } Host;
 
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
+static Host *job;                   /* the input being served; NULL once it is done */
+
 /* Reads what the runner wrote so far (nonblocking). */
 static void drain(int fd)
 {
@@ -58,9 +65,8 @@ static void drain(int fd)
         ;
 }
 
-static void *host(void *arg)
+static void serve(Host *h)
 {
-    Host *h = arg;
     struct pollfd pfd = {h->out_r, POLLIN, 0};
     if (poll(&pfd, 1, 2000) > 0) {
         drain(h->out_r);
@@ -69,7 +75,43 @@ static void *host(void *arg)
         }
     }
     close(h->in_w);
-    return NULL;
+}
+
+static void *host(void *arg)
+{
+    for (;;) {
+        pthread_mutex_lock(&mu);
+        while (!job)
+            pthread_cond_wait(&cv, &mu);
+        Host *h = job;
+        pthread_mutex_unlock(&mu);
+        serve(h);
+        pthread_mutex_lock(&mu);
+        job = NULL;
+        pthread_cond_broadcast(&cv);
+        pthread_mutex_unlock(&mu);
+    }
+    return arg;
+}
+
+/* Hands h to the host thread (started at the first input). */
+static void start_host(Host *h)
+{
+    static pthread_t t;
+    if (!t && pthread_create(&t, NULL, host, NULL))
+        abort();
+    pthread_mutex_lock(&mu);
+    job = h;
+    pthread_cond_broadcast(&cv);
+    pthread_mutex_unlock(&mu);
+}
+
+static void wait_host(void)
+{
+    pthread_mutex_lock(&mu);
+    while (job)
+        pthread_cond_wait(&cv, &mu);
+    pthread_mutex_unlock(&mu);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -89,11 +131,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (r) {
         drain(out_r);                   /* the LLVM framing's header */
         Host h = {out_r, open(in_path, O_WRONLY | O_NONBLOCK), data + 2, size - 2};
-        pthread_t t;
-        if (h.in_w < 0 || pthread_create(&t, NULL, host, &h))
+        if (h.in_w < 0)
             abort();
+        start_host(&h);
         const void *a = mlbc_runner_evaluate(r);
-        pthread_join(t, NULL);
+        wait_host();
         if (a)
             mlbc_runner_evaluate(r);    /* surplus bytes, or EOF */
         if (getenv("MLBC_FUZZ_VERBOSE"))    /* to see how far a reproducer gets */
