@@ -908,6 +908,6 @@ int main(int argc, char **argv)
     if (s->verbose)
         note("%ld session(s), %ld observation(s)", s->sessions, s->observations);
     cleanup();
-    if (s->dl) mlbc_model_close(s->dl);
+    mlbc_model_close(s->dl);
     return exit_status(s, failed);
 }

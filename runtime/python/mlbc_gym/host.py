@@ -135,11 +135,6 @@ class _FdStream:
         """Up to and including the next newline (at most limit bytes); b"" at end of file."""
         if self.pos == self.end:
             self.pos, self.end = 0, self._readv([self.view], True)
-        nl = self.buf.find(b"\n", self.pos, self.end)
-        if 0 <= nl < self.pos + limit or (nl >= 0 and limit < 0):     # the usual case
-            line = self.view[self.pos:nl + 1].tobytes()
-            self.pos = nl + 1
-            return line
         parts, size = [], 0
         while self.pos < self.end:
             nl = self.buf.find(b"\n", self.pos, self.end)
@@ -153,7 +148,7 @@ class _FdStream:
                 break
             if self.pos == self.end:
                 self.pos, self.end = 0, self._readv([self.view], True)
-        return b"".join(parts)
+        return parts[0] if len(parts) == 1 else b"".join(parts)
 
     def readinto(self, view):
         """Fills view (a writable byte view) unless the stream ends first: the byte count."""
