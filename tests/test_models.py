@@ -102,13 +102,18 @@ def check_member(mlbc, kind, suf, model, work, nsamples=2):
 
 # (x shape, out channels, relu, pool kernel, pool strides): odd sizes (a row and a column
 # left out of the windows), several products per plane (M * W large), windows of 3 rows,
-# of one row at stride 1 along W, and 2x3 windows at stride 2.
+# of one row at stride 1 along W, and 2x3 windows at stride 2; output rows of one panel
+# (W = 16) and of two and three panels (32, 48: a product per row), whose tiles have no
+# columns past the rows.
 CONV_POOL_CASES = [
     ((1, 3, 13, 11), 8, True, (2, 2), (2, 2)),
     ((1, 4, 20, 62), 64, True, (2, 2), (2, 2)),
     ((1, 2, 17, 17), 5, False, (3, 2), (3, 2)),
     ((2, 3, 8, 9), 6, True, (1, 2), (1, 1)),
     ((1, 1, 28, 28), 16, False, (2, 3), (2, 2)),
+    ((1, 3, 16, 16), 16, True, (2, 2), (2, 2)),
+    ((1, 2, 10, 32), 9, True, (2, 2), (2, 2)),
+    ((1, 2, 7, 48), 5, False, (2, 2), (2, 2)),
 ]
 
 
@@ -141,8 +146,23 @@ def conv_pool_graph(keep_apart):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def poison(feeds, seed):
+    """The feeds with about 2% of each input NaN, +inf or -inf, and 2% -0: a fused Relu +
+    MaxPool must treat them as the Relu, then the pool, would."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name, a in feeds.items():
+        a = a.copy()
+        r = rng.random(a.shape)
+        a[r < 0.02] = rng.choice(np.array([np.nan, np.inf, -np.inf], a.dtype), (r < 0.02).sum())
+        a[(r >= 0.02) & (r < 0.04)] = -0.0
+        out[name] = a
+    return out
+
+
 def check_conv_pool(mlbc, work):
-    """Fused and unfused Conv + MaxPool: the same bits, and onnx_np's values."""
+    """Fused and unfused Conv + MaxPool: the same bits, also with NaN, infinite and -0
+    inputs, and onnx_np's values."""
     res = {}
     for apart in (False, True):
         model = conv_pool_graph(apart)
@@ -163,11 +183,15 @@ def check_conv_pool(mlbc, work):
         got = mlbctest.execute(exe, wdir, list(feeds.values()), in_types,
                                [(t, ref[o].shape) for t, o in zip(out_types, names)])
         compare_outputs(names, got, [ref[o] for o in names])
-        res[apart] = dict(zip(names, got))
+        odd = mlbctest.execute(exe, wdir, list(poison(feeds, 4).values()), in_types,
+                               [(t, ref[o].shape) for t, o in zip(out_types, names)])
+        res[apart] = (dict(zip(names, got)), dict(zip(names, odd)))
     for i in range(len(CONV_POOL_CASES)):
         y = "y%d" % i
-        if res[False][y].tobytes() != res[True][y].tobytes():
-            raise Failure("%s: the fused Conv + MaxPool differs from the unfused in bits" % y)
+        for k, inputs in enumerate(("random", "NaN, infinite and -0")):
+            if res[False][k][y].tobytes() != res[True][k][y].tobytes():
+                raise Failure("%s, %s inputs: the fused Conv + MaxPool differs from the "
+                              "unfused in bits" % (y, inputs))
     return len(CONV_POOL_CASES)
 
 

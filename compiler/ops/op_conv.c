@@ -604,6 +604,9 @@ typedef struct GemmPlan {
     int64_t tile;                       /* output pixels per product (im2col) */
     int64_t nr;                         /* output rows per product (shifted, unit stride
                                            along H as well), 0 if one row each */
+    int64_t yw;                         /* with nr: the row stride of the output tile yt */
+    int row_panels;                     /* with nr: output rows of 16 pixels, a panel each */
+    int row_calls;                      /* with nr: rows of 16k pixels (k > 1), a call each */
     int64_t pad_floats, buf_floats;     /* workspace: xp, then the columns or output tile */
 } GemmPlan;
 
@@ -644,7 +647,11 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
             most = kh;
         int64_t nprod = (oh + most - 1) / most;
         p->nr = ((oh + nprod - 1) / nprod + kh - 1) / kh * kh;
-        p->buf_floats = g->MG * p->nr * p->src[2];
+        /* rows of whole panels need no columns past them (emit_row_products) */
+        p->row_panels = out3[2] == 16;
+        p->row_calls = out3[2] % 16 == 0 && out3[2] > 16;
+        p->yw = p->row_panels ? 16 : p->src[2];
+        p->buf_floats = g->MG * p->nr * p->yw;
     } else if (!p->direct && !p->shifted) {
         p->buf_floats = taps * p->tile;
     }
@@ -658,7 +665,10 @@ static int64_t pooled(const ConvK *c, int axis)
 
 /* The fused MaxPool of a tile of NR output rows (yt, rows XW apart): each window's height
  * of rows into one pooled row, -inf then the rows in order, as op_pool.c's kernel does (the
- * same bits); a last window that the rows do not fill has no output (floor mode). */
+ * same bits); a last window that the rows do not fill has no output (floor mode). With a
+ * fused Relu before the pool, +0 instead of -inf stands for it, and the tile is not passed
+ * through the Relu: the row kernel keeps its value unless a tap is greater (v > acc, so NaN
+ * and -0 never replace it), which leaves max(relu(tap)) = max(+0, taps > +0) either way. */
 static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const char *pool)
 {
     const char *ind = "                        ";
@@ -668,11 +678,11 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
                "%s    for (i = 0; i + %s <= nr; i += %s) {\n"
                "%s        float *restrict yr = yg + m * %s + (od * %s + (oh + i) / %s) * %s;\n"
                "%s        for (o = 0; o < %s; o++)\n"
-               "%s            yr[o] = -INFINITY;\n"
+               "%s            yr[o] = %s;\n"
                "%s        %s(yt + m * %s + i * %s, %s, yr);\n"
                "%s    }\n",
                ind, loop_head("", "m", c->g.MG, 1), ind, lit(kh), lit(kh), ind, lit(ph * pw), lit(ph), lit(kh),
-               lit(pw), ind, lit(pw), ind, ind, pool, lit(p->nr * p->src[2]), lit(p->src[2]),
+               lit(pw), ind, lit(pw), ind, c->ep->act ? "0" : "-INFINITY", ind, pool, lit(p->nr * p->yw), lit(p->yw),
                lit(kh), ind);
 }
 
@@ -683,7 +693,9 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
  * OW .. XW - 1 of each row are the wrap-around garbage of pixels that do not exist. Those
  * products write into the tile yt, whose rows are copied out (then the fused Relu, while they
  * are in cache) or pooled; short rows thus share 16-column panels instead of filling a panel
- * each. Else one product per output row (N = OW) writes straight into y. */
+ * each. Rows of whole panels waste no column on the garbage: rows of 16 pixels are panels
+ * XW floats apart (bps), one product for the NR rows, into rows of 16 in yt; longer ones are
+ * a product each. Else one product per output row (N = OW) writes straight into y. */
 static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, const char *xs,
                               const char *wg, const char *cargs, const char *relu,
                               const char *pool, const char **decls)
@@ -695,7 +707,8 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
     pad3(g, g->out, out3, 1);
     pad3(g, g->s, s3, 1);
     const char *ow = lit(out3[2]), *osp = lit(prod3(out3)), *mg = lit(g->MG);
-    const char *call = strf("mlbc_gemm_f32_taps(%s, %%s, %s, %s, %s, %s + %%s, offs, %s, %%s, %%s);\n",
+    const char *call = strf("mlbc_gemm_f32_taps(%s, %%s, %s, %s, %s, %s + %%s, %%s, offs, %s, %%s, "
+                            "%%s);\n",
                             mg, lit(taps), wg, lit(taps), xs, cargs);
     if (!p->nr) {
         const char *start = out3[0] == 1 ? strf("r * %s", lit(s3[1] * src[2]))
@@ -703,7 +716,7 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
                                    lit(s3[0] * src[1]), lit(out3[1]), lit(s3[1]), lit(src[2]));
         *decls = relu ? ", r, m" : ", r";
         buf_printf(body, "%sfor (r = p0 / %s; r < (p0 + np) / %s; r++) {\n%s    ", ind, ow, ow, ind);
-        buf_printf(body, call, ow, start, strf("yg + r * %s", ow), osp);
+        buf_printf(body, call, ow, start, "16", strf("yg + r * %s", ow), osp);
         if (relu)
             buf_printf(body, "%s    %s\n%s        %s(yg + m * %s + r * %s, %s);\n",
                        ind, loop_head("", "m", g->MG, 1), ind, relu, osp, ow, ow);
@@ -711,7 +724,8 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
         return;
     }
     int64_t oh = out3[1];
-    const char *xw = lit(src[2]), *ldy = lit(p->nr * src[2]), *plane = lit(oh * out3[2]);
+    const char *xw = lit(src[2]), *ldy = lit(p->nr * p->yw), *plane = lit(oh * out3[2]);
+    const char *row = strf("(od * %s + oh) * %s", lit(s3[0] * src[1]), xw);
     *decls = pool ? ", od, oh, nr, m, i, o" : ", od, oh, nr, m, i";
     buf_printf(body,
                "%sfor (od = p0 / %s; od < (p0 + np) / %s; od++)\n"
@@ -719,8 +733,14 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
                "%s        nr = %s - oh < %s ? %s - oh : %s;\n"
                "%s        ",
                ind, plane, plane, ind, lit(oh), ind, lit(oh), lit(p->nr), lit(oh), lit(p->nr), ind);
-    buf_printf(body, call, strf("(nr - 1) * %s + %s", xw, ow),
-               strf("(od * %s + oh) * %s", lit(s3[0] * src[1]), xw), "yt", ldy);
+    if (p->row_calls) {
+        buf_printf(body, "for (i = 0; i < nr; i++)\n%s            ", ind);
+        buf_printf(body, call, ow, strf("%s + i * %s", row, xw), "16", strf("yt + i * %s", xw), ldy);
+    } else if (p->row_panels) {
+        buf_printf(body, call, "nr * 16", row, xw, "yt", ldy);
+    } else {
+        buf_printf(body, call, strf("(nr - 1) * %s + %s", xw, ow), row, "16", "yt", ldy);
+    }
     /* the fused Relu over the whole tile, a long loop that every -O vectorises (the columns
      * past each row are thrown away anyway); per 16-float row, gcc -O3 unrolls it into
      * branches */
@@ -735,7 +755,8 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
                    "%s                float *restrict yr = yg + m * %s + (od * %s + oh + i) * %s;\n"
                    "%s                memcpy(yr, yt + m * %s + i * %s, %s * sizeof *yr);\n"
                    "%s            }\n",
-                   ind, loop_head("", "m", g->MG, 1), ind, ind, osp, lit(oh), ow, ind, ldy, xw, ow, ind);
+                   ind, loop_head("", "m", g->MG, 1), ind, ind, osp, lit(oh), ow, ind, ldy,
+                   lit(p->yw), ow, ind);
     buf_printf(body, "%s    }\n", ind);
 }
 
@@ -798,12 +819,13 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
     const char *wg = g->G > 1 ? strf("w + g * %s", lit(g->MG * taps)) : "w";
     const char *cargs = c->B ? (g->G > 1 ? strf("bias + g * %s, 1, 0", lit(g->MG)) : "bias, 1, 0")
                              : "0, 0, 0";
-    const char *relu = c->ep && c->ep->act
-                       ? kernel(e, c->n, "conv_relu", "DOC", strf("Conv: the fused %s", c->ep->act),
-                                NULL) : NULL;
     const char *pool = c->ep && c->ep->pool_k[0]
                        ? maxpool_rows_kernel(e, c->n, pooled(c, 1), c->ep->pool_k[1],
-                                             c->ep->pool_s[1], 1, p.src[2]) : NULL;
+                                             c->ep->pool_s[1], 1, p.yw) : NULL;
+    /* a Relu before a fused pool is the pool's (emit_tile_pool) */
+    const char *relu = c->ep && c->ep->act && !pool
+                       ? kernel(e, c->n, "conv_relu", "DOC", strf("Conv: the fused %s", c->ep->act),
+                                NULL) : NULL;
     Buf bufs = {0}, pre = {0}, body = {0};
     const char *decls = "", *ind = "                ";
     if (p.padded)
@@ -813,7 +835,7 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         buf_printf(&bufs, "    float *restrict %s = %s; /* %s */\n", p.shifted ? "yt" : "xcol",
                    p.pad_floats ? strf("ws + %s", lit(p.pad_floats)) : "ws",
                    p.shifted ? strf("[channel][%s rows of %s]: a product's output",
-                                    lit(p.nr), lit(p.src[2]))
+                                    lit(p.nr), lit(p.yw))
                              : "[tap][pixel of the tile]");
     if (p.direct) {
         buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xg + p0, 16, %s, 0, %s, yg + p0, %s);\n",
