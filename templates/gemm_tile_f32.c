@@ -7,7 +7,9 @@
 // product is already fused, the bias is one addition.
 //
 // B is read in panels of 16 columns: b[k][n] = b[(n / 16) * bps + row(k) + n % 16], row(k) =
-// k * bks, or offs[k] when there is a table of row offsets. A constant B is packed so at
+// k * bks, or offs[k] when there is a table of row offsets. A panel's columns 8 to 15 are hs
+// floats after its column 0: hs = 8 but in the taps of output rows of 8 pixels, where a panel
+// is two rows (templates/gemm_taps_f32.c; split, a constant of the AVX-512 driver, says so). A constant B is packed so at
 // compile time (bps = 16 K, bks = 16, the last panel zero-padded: padded = 1); a B computed at
 // run time is read in place (bps = 16, bks = its row stride, padded = 0: the last panel's
 // loads are masked). The table serves a convolution of unit stride along its last axis
@@ -25,8 +27,8 @@
 #define MLBC_ROW(k) (offs ? offs[k] : (k) * bks)
 
 static void mlbc_gemm_f32_c(long M, long N, long K, const float *a, long lda, const float *b,
-                            long bps, long bks, const long *offs, const float *c, long csm,
-                            long csn, float *y, long ldy)
+                            long bps, long hs, long bks, const long *offs, const float *c,
+                            long csm, long csn, float *y, long ldy)
 {
     long m, p, k, l;
     for (p = 0; p * 16 < N; p++) {
@@ -37,7 +39,7 @@ static void mlbc_gemm_f32_c(long M, long N, long K, const float *a, long lda, co
             for (k = 0; k < K; k++) {
                 const float *bk = bp + MLBC_ROW(k);
                 for (l = 0; l < w; l++)
-                    s[l] = fmaf(a[m * lda + k], bk[l], s[l]);
+                    s[l] = fmaf(a[m * lda + k], bk[l / 8 * hs + l % 8], s[l]);
             }
             for (l = 0; l < w; l++)
                 y[m * ldy + p * 16 + l] = c ? s[l] + c[m * csm + (p * 16 + l) * csn] : s[l];
@@ -50,13 +52,14 @@ static void mlbc_gemm_f32_c(long M, long N, long K, const float *a, long lda, co
  * tile's last panel has `cols` columns (1..16): its stores, its bias loads and, when B is not
  * padded, its loads are masked. */
 MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, long K, const float *a, long lda,
-                                            const float *b, long bps, long bks,
-                                            const long *offs, int padded, int cols,
+                                            const float *b, long bps, long hs, int split,
+                                            long bks, const long *offs, int padded, int cols,
                                             const float *c, long csm, long csn, float *y,
                                             long ldy)
 {
     /* the last panel's loads are masked always, by all ones when B is padded: no branch in
-     * the loop (gcc -O3 would unswitch one, and run out of registers) */
+     * the loop (gcc -O3 would unswitch one, and run out of registers); a split panel is two
+     * masked loads, columns 0-7 and 8-15 */
     __mmask16 last = (__mmask16)((1u << cols) - 1), lastload = padded ? 0xFFFF : last;
     __m512 acc[8][8], w[8];
     long k;
@@ -65,9 +68,15 @@ MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, long K, const float 
         MLBC_UNROLL for (p = 0; p < np; p++)
             acc[r][p] = _mm512_setzero_ps();
     for (k = 0; k < K; k++) {
-        MLBC_UNROLL for (p = 0; p < np; p++)
-            w[p] = p == np - 1 ? _mm512_maskz_loadu_ps(lastload, b + p * bps + MLBC_ROW(k))
-                               : _mm512_loadu_ps(b + p * bps + MLBC_ROW(k));
+        MLBC_UNROLL for (p = 0; p < np; p++) {
+            const float *bk = b + p * bps + MLBC_ROW(k);
+            __mmask16 mk = p == np - 1 ? lastload : (__mmask16)0xFFFF;
+            if (split)
+                w[p] = _mm512_mask_loadu_ps(_mm512_maskz_loadu_ps(mk & 0xFF, bk), mk & 0xFF00,
+                                            bk + hs - 8);
+            else
+                w[p] = p == np - 1 ? _mm512_maskz_loadu_ps(mk, bk) : _mm512_loadu_ps(bk);
+        }
         /* each loaded panel held in a register for all rows: tuned for AMD Zen (as by
          * -march=native there), gcc folds the load into every row's multiply-add instead, and
          * with the row pointers then spilled a 4-row tile ran 1.5x slower */
@@ -93,9 +102,9 @@ MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, long K, const float 
 /* The same tile with two ymm registers per panel; masked loads and stores only where the
  * last panel is partial (AVX2's masked stores are slow). */
 MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, long K, const float *a, long lda,
-                                        const float *b, long bps, long bks, const long *offs,
-                                        int padded, int cols, const float *c, long csm, long csn,
-                                        float *y, long ldy)
+                                        const float *b, long bps, long hs, int split, long bks,
+                                        const long *offs, int padded, int cols, const float *c,
+                                        long csm, long csn, float *y, long ldy)
 {
     const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(cols), iota);
@@ -103,6 +112,7 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, long K, const float *a, 
     __m256 acc[6][8], w[8];
     long k;
     int r, p, h;
+    (void)split; /* the halves are loaded apart anyway */
     MLBC_UNROLL for (r = 0; r < mr; r++)
         MLBC_UNROLL for (p = 0; p < 2 * np; p++)
             acc[r][p] = _mm256_setzero_ps();
@@ -111,10 +121,10 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, long K, const float *a, 
             const float *bk = b + p * bps + MLBC_ROW(k);
             if (p == np - 1 && !padded && cols < 16) {
                 w[2 * p] = _mm256_maskload_ps(bk, m0);
-                w[2 * p + 1] = _mm256_maskload_ps(bk + 8, m1);
+                w[2 * p + 1] = _mm256_maskload_ps(bk + hs, m1);
             } else {
                 w[2 * p] = _mm256_loadu_ps(bk);
-                w[2 * p + 1] = _mm256_loadu_ps(bk + 8);
+                w[2 * p + 1] = _mm256_loadu_ps(bk + hs);
             }
         }
         /* each loaded panel held in a register for all rows, as in the AVX-512 tile (gcc
@@ -148,7 +158,8 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, long K, const float *a, 
 
 /* The tile call for rows [m, m + MR) and panels [p, p + NP), in a driver whose arguments are
  * those of mlbc_gemm_f32 and offs. */
-#define MLBC_TILE_ARGS(MR, NP) MR, NP, K, a + m * lda, lda, b + p * bps, bps, bks, offs, pad, cols, \
+#define MLBC_TILE_ARGS(MR, NP) MR, NP, K, a + m * lda, lda, b + p * bps, bps, hs, split, bks, \
+                               offs, pad, cols, \
                                c ? c + m * csm + p * 16 * csn : 0, csm, csn, y + m * ldy + p * 16, ldy
 #define MLBC_BY_ROWS6(F, NP) switch (rows) { /* 3 to 6 */ \
     case 3: F(MLBC_TILE_ARGS(3, NP)); break; \
@@ -209,7 +220,7 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, long K, const float *a, 
 #if MLBC_NEON
 /* MR rows by one full panel, four q registers a row; the bias is added lane by lane. */
 static inline __attribute__((always_inline)) void
-mlbc_tile_neon(int mr, long K, const float *a, long lda, const float *b, long bks,
+mlbc_tile_neon(int mr, long K, const float *a, long lda, const float *b, long hs, long bks,
                const long *offs, const float *c, long csm, long csn, float *y, long ldy)
 {
     float32x4_t acc[6][4], w[4];
@@ -221,7 +232,7 @@ mlbc_tile_neon(int mr, long K, const float *a, long lda, const float *b, long bk
     for (k = 0; k < K; k++) {
         const float *bk = b + MLBC_ROW(k);
         MLBC_UNROLL for (h = 0; h < 4; h++)
-            w[h] = vld1q_f32(bk + 4 * h);
+            w[h] = vld1q_f32(bk + h / 2 * hs + h % 2 * 4);
         MLBC_UNROLL for (r = 0; r < mr; r++) {
             float32x4_t x = vdupq_n_f32(a[r * lda + k]);
             MLBC_UNROLL for (h = 0; h < 4; h++)
@@ -242,8 +253,8 @@ mlbc_tile_neon(int mr, long K, const float *a, long lda, const float *b, long bk
  * entry point, like the x86 tiles. */
 static inline __attribute__((always_inline)) void
 mlbc_gemm_f32_neon(long M, long N, long K, const float *a, long lda, const float *b, long bps,
-                   long bks, const long *offs, int padded, const float *c, long csm, long csn,
-                   float *y, long ldy)
+                   long hs, long bks, const long *offs, int padded, const float *c, long csm,
+                   long csn, float *y, long ldy)
 {
     long p, m;
     (void)padded;
@@ -252,20 +263,20 @@ mlbc_gemm_f32_neon(long M, long N, long K, const float *a, long lda, const float
         long cols = N - p * 16 < 16 ? N - p * 16 : 16;
         if (cols < 16) {
             /* the partial panel: C, into the right columns of y */
-            mlbc_gemm_f32_c(M, cols, K, a, lda, bp, bps, bks, offs, cp, csm, csn, y + p * 16,
-                            ldy);
+            mlbc_gemm_f32_c(M, cols, K, a, lda, bp, bps, hs, bks, offs, cp, csm, csn,
+                            y + p * 16, ldy);
             continue;
         }
         for (m = 0; m < M; m += 6) {
             const float *am = a + m * lda, *cm = cp ? cp + m * csm : 0;
             float *ym = y + m * ldy + p * 16;
             switch (M - m < 6 ? (int)(M - m) : 6) {
-            case 1: mlbc_tile_neon(1, K, am, lda, bp, bks, offs, cm, csm, csn, ym, ldy); break;
-            case 2: mlbc_tile_neon(2, K, am, lda, bp, bks, offs, cm, csm, csn, ym, ldy); break;
-            case 3: mlbc_tile_neon(3, K, am, lda, bp, bks, offs, cm, csm, csn, ym, ldy); break;
-            case 4: mlbc_tile_neon(4, K, am, lda, bp, bks, offs, cm, csm, csn, ym, ldy); break;
-            case 5: mlbc_tile_neon(5, K, am, lda, bp, bks, offs, cm, csm, csn, ym, ldy); break;
-            default: mlbc_tile_neon(6, K, am, lda, bp, bks, offs, cm, csm, csn, ym, ldy); break;
+            case 1: mlbc_tile_neon(1, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
+            case 2: mlbc_tile_neon(2, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
+            case 3: mlbc_tile_neon(3, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
+            case 4: mlbc_tile_neon(4, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
+            case 5: mlbc_tile_neon(5, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
+            default: mlbc_tile_neon(6, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
             }
         }
     }

@@ -102,9 +102,9 @@ def check_member(mlbc, kind, suf, model, work, nsamples=2):
 
 # (x shape, out channels, relu, pool kernel, pool strides): odd sizes (a row and a column
 # left out of the windows), several products per plane (M * W large), windows of 3 rows,
-# of one row at stride 1 along W, and 2x3 windows at stride 2; output rows of one panel
-# (W = 16) and of two and three panels (32, 48: a product per row), whose tiles have no
-# columns past the rows.
+# of one row at stride 1 along W, and 2x3 windows at stride 2; output rows of half a panel
+# (W = 8, 9 rows: a half panel last), one panel (16) and two and three panels (32, 48: a
+# product per row), whose tiles have no columns past the rows.
 CONV_POOL_CASES = [
     ((1, 3, 13, 11), 8, True, (2, 2), (2, 2)),
     ((1, 4, 20, 62), 64, True, (2, 2), (2, 2)),
@@ -114,6 +114,7 @@ CONV_POOL_CASES = [
     ((1, 3, 16, 16), 16, True, (2, 2), (2, 2)),
     ((1, 2, 10, 32), 9, True, (2, 2), (2, 2)),
     ((1, 2, 7, 48), 5, False, (2, 2), (2, 2)),
+    ((1, 3, 9, 8), 12, True, (3, 2), (3, 2)),
 ]
 
 

@@ -605,7 +605,8 @@ typedef struct GemmPlan {
     int64_t nr;                         /* output rows per product (shifted, unit stride
                                            along H as well), 0 if one row each */
     int64_t yw;                         /* with nr: the row stride of the output tile yt */
-    int row_panels;                     /* with nr: output rows of 16 pixels, a panel each */
+    int row_panels;                     /* with nr: output rows of 16 pixels, a panel each,
+                                           or of 8, a panel's halves */
     int row_calls;                      /* with nr: rows of 16k pixels (k > 1), a call each */
     int64_t pad_floats, buf_floats;     /* workspace: xp, then the columns or output tile */
 } GemmPlan;
@@ -648,9 +649,9 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
         int64_t nprod = (oh + most - 1) / most;
         p->nr = ((oh + nprod - 1) / nprod + kh - 1) / kh * kh;
         /* rows of whole panels need no columns past them (emit_row_products) */
-        p->row_panels = out3[2] == 16;
+        p->row_panels = out3[2] == 16 || out3[2] == 8;
         p->row_calls = out3[2] % 16 == 0 && out3[2] > 16;
-        p->yw = p->row_panels ? 16 : p->src[2];
+        p->yw = p->row_panels ? out3[2] : p->src[2];
         p->buf_floats = g->MG * p->nr * p->yw;
     } else if (!p->direct && !p->shifted) {
         p->buf_floats = taps * p->tile;
@@ -693,9 +694,10 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
  * OW .. XW - 1 of each row are the wrap-around garbage of pixels that do not exist. Those
  * products write into the tile yt, whose rows are copied out (then the fused Relu, while they
  * are in cache) or pooled; short rows thus share 16-column panels instead of filling a panel
- * each. Rows of whole panels waste no column on the garbage: rows of 16 pixels are panels
- * XW floats apart (bps), one product for the NR rows, into rows of 16 in yt; longer ones are
- * a product each. Else one product per output row (N = OW) writes straight into y. */
+ * each. Rows of whole panels or half panels waste no column on the garbage: rows of 16
+ * pixels are panels XW floats apart (bps), rows of 8 the halves of panels (hs = XW), one
+ * product for the NR rows, into rows of 16 or 8 in yt; rows of 32, 48 ... pixels are a
+ * product each. Else one product per output row (N = OW) writes straight into y. */
 static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, const char *xs,
                               const char *wg, const char *cargs, const char *relu,
                               const char *pool, const char **decls)
@@ -707,8 +709,8 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
     pad3(g, g->out, out3, 1);
     pad3(g, g->s, s3, 1);
     const char *ow = lit(out3[2]), *osp = lit(prod3(out3)), *mg = lit(g->MG);
-    const char *call = strf("mlbc_gemm_f32_taps(%s, %%s, %s, %s, %s, %s + %%s, %%s, offs, %s, %%s, "
-                            "%%s);\n",
+    const char *call = strf("mlbc_gemm_f32_taps(%s, %%s, %s, %s, %s, %s + %%s, %%s, %%s, offs, %s, "
+                            "%%s, %%s);\n",
                             mg, lit(taps), wg, lit(taps), xs, cargs);
     if (!p->nr) {
         const char *start = out3[0] == 1 ? strf("r * %s", lit(s3[1] * src[2]))
@@ -716,7 +718,7 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
                                    lit(s3[0] * src[1]), lit(out3[1]), lit(s3[1]), lit(src[2]));
         *decls = relu ? ", r, m" : ", r";
         buf_printf(body, "%sfor (r = p0 / %s; r < (p0 + np) / %s; r++) {\n%s    ", ind, ow, ow, ind);
-        buf_printf(body, call, ow, start, "16", strf("yg + r * %s", ow), osp);
+        buf_printf(body, call, ow, start, "16", "8", strf("yg + r * %s", ow), osp);
         if (relu)
             buf_printf(body, "%s    %s\n%s        %s(yg + m * %s + r * %s, %s);\n",
                        ind, loop_head("", "m", g->MG, 1), ind, relu, osp, ow, ow);
@@ -735,11 +737,14 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
                ind, plane, plane, ind, lit(oh), ind, lit(oh), lit(p->nr), lit(oh), lit(p->nr), ind);
     if (p->row_calls) {
         buf_printf(body, "for (i = 0; i < nr; i++)\n%s            ", ind);
-        buf_printf(body, call, ow, strf("%s + i * %s", row, xw), "16", strf("yt + i * %s", xw), ldy);
+        buf_printf(body, call, ow, strf("%s + i * %s", row, xw), "16", "8", strf("yt + i * %s", xw),
+                   ldy);
     } else if (p->row_panels) {
-        buf_printf(body, call, "nr * 16", row, xw, "yt", ldy);
+        int half = out3[2] == 8;
+        buf_printf(body, call, strf("nr * %s", ow), row, half ? lit(2 * src[2]) : xw,
+                   half ? xw : "8", "yt", ldy);
     } else {
-        buf_printf(body, call, strf("(nr - 1) * %s + %s", xw, ow), row, "16", "yt", ldy);
+        buf_printf(body, call, strf("(nr - 1) * %s + %s", xw, ow), row, "16", "8", "yt", ldy);
     }
     /* the fused Relu over the whole tile, a long loop that every -O vectorises (the columns
      * past each row are thrown away anyway); per 16-float row, gcc -O3 unrolls it into
