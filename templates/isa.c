@@ -8,8 +8,16 @@
 #define MLBC_X86 1
 #define MLBC_UNROLL _Pragma("GCC unroll 8")
 #define MLBC_TILE static inline __attribute__((always_inline))
+/* gcc tunes the paths for a generic CPU whatever -mtune or -march says: tuned for AMD Zen
+ * (-march=native there) it keeps the tiles' row pointers in vector registers, and the
+ * products ran 1.25x slower. clang takes no tune= here. */
+#if defined(__clang__)
 #define MLBC_AVX512 __attribute__((target("avx512f,avx2,fma")))
 #define MLBC_AVX2 __attribute__((target("avx2,fma")))
+#else
+#define MLBC_AVX512 __attribute__((target("avx512f,avx2,fma,tune=generic")))
+#define MLBC_AVX2 __attribute__((target("avx2,fma,tune=generic")))
+#endif
 /* A vector path is compiled on its own, not inlined or specialised for its callers:
  * constants would flow into tile shapes that the sizes at hand never reach, and gcc warns
  * about those. */
