@@ -102,9 +102,12 @@ void splice_node(Splice *s, Node *n)
     s->nodes[s->nnodes++] = n;
 }
 
-/* Put the nodes of s into g's schedule at position AT. */
+/* Put the nodes of s into g's schedule at position AT. A node may lower to none (a Scan
+ * whose body folds away): s->nodes is then null, which memcpy may not take even for 0 bytes. */
 static void insert_nodes(Graph *g, int at, const Splice *s)
 {
+    if (!s->nnodes)
+        return;
     Node **p = xalloc(sizeof(Node *) * (g->nnodes + s->nnodes + 1));
     memcpy(p, g->nodes, sizeof(Node *) * at);
     memcpy(p + at, s->nodes, sizeof(Node *) * s->nnodes);
