@@ -365,7 +365,8 @@ void set_acc(void *dst, int64_t idx, DType ct, double f, int64_t i);
 int pow2ceil(int64_t x);                /* smallest power of two >= x (1 for x <= 1) */
 /* Floats from one 16-column panel of a packed mlbc_gemm_f32 operand to the next, for K rows:
  * 16 K, plus one cache line when that is a multiple of 1 KiB, so that the panels a tile reads
- * side by side do not all fall into the same L1 sets (4 KiB aliasing). */
+ * side by side do not all fall into the same L1 sets (4 KiB aliasing); from K = 64 on, plus
+ * as many as keep the panels at least 512 bytes away from a multiple of 4 KiB apart. */
 int64_t gemm_panel_stride(int64_t K);
 void buf_line(Buf *b, int ind, const char *fmt, ...);  /* a code line indented by 4 * ind */
 
