@@ -10,14 +10,16 @@
  * the same bits on every path. With a unit stride along the last axis there is no im2col:
  * the tap of 16 consecutive output pixels of a row is 16 consecutive floats of the input (or
  * of its zero-padded copy), so mlbc_gemm_f32_taps reads them in place through a table of tap
- * offsets, one product per output row, the same chains as through the columns.
+ * offsets, one product per output row or per tile of rows (emit_row_products), the same
+ * chains as through the columns.
  *
  * A Relu that only reads such a Conv's output is fused into it (compiler/fuse.c sets the
  * Conv's aux, a ConvEpilogue): each tile (or output row) of the product's output goes through
  * templates/conv_relu.c while it is in cache. So does a MaxPool after it whose windows
  * do not overlap along H, when the products are of whole output rows: the tile's rows, a
  * window's height at a time, go through the pool's row kernel (templates/pool_max_rows.c)
- * straight into the pooled output, and the Conv's own output is never stored.
+ * straight into the pooled output, and the Conv's own output is never stored; a fused Relu
+ * is then the pool's start value (emit_tile_pool).
  *
  * Other Conv types and ConvInteger compute panels of up to 8 output channels of one group at
  * once, the channels being vector lanes (templates/conv_panel.c). A constant W (the usual
