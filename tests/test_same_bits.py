@@ -115,7 +115,8 @@ def save_sweep(d, name, nodes, inputs, outputs, inits, data):
 # row): output rows of partial, whole and several panels (OW), 1 to 9 output channels (tiles
 # of every height), kernels 1x3, 3x3 and 5x5 dilated by 2, with and without padding, with and
 # without bias and a fused Relu; then strided, 1-D, 3-D and grouped ones, and rows of two
-# panels (a product per row) and of half a panel (5 rows: a half panel last).
+# panels (a product per row) and of half a panel (5 rows: a half panel last; one and two
+# output channels: the one- and two-row tiles).
 SWEEP_OW = (5, 16, 17, 40)
 SWEEP_CONV_M = (1, 2, 3, 5, 8, 9)
 SWEEP_KERNELS = (((1, 3), (1, 1)), ((3, 3), (1, 1)), ((5, 5), (2, 2)))  # (kernel, dilations)
@@ -127,6 +128,8 @@ SWEEP_CONV_EXTRA = [  # (x shape, out channels, kernel, strides, dilations, pads
     ((1, 4, 6, 19), 6, (3, 3), (1, 1), (1, 1), (0, 1, 2, 0), 2),
     ((1, 3, 5, 32), 9, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1),
     ((1, 2, 5, 8), 11, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1),
+    ((1, 2, 6, 8), 1, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1),
+    ((1, 3, 3, 8), 2, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1),
 ]
 
 
