@@ -244,6 +244,8 @@ enum {
                                            shares the buffer) */
     OP_ELEMENTWISE = 2,                 /* per element, broadcasting (infer.c's
                                            declared_downstream follows these) */
+    OP_OPTIONAL_OUT0 = 4,               /* output 0 may be left out (an empty name): in ONNX
+                                           only LSTM, GRU and RNN's Y; Check has none */
 };
 
 const OpDef *find_op(const char *name); /* ops.c: an ONNX op_type's definition, or NULL */

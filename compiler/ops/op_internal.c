@@ -44,7 +44,7 @@ static double bucketize_flops(Node *n)
 }
 
 const OpDef ops_internal[] = {
-    {"Check", no_infer, NULL, check_emit, no_flops, 0},
+    {"Check", no_infer, NULL, check_emit, no_flops, OP_OPTIONAL_OUT0}, /* no output */
     {"Bucketize", no_infer, NULL, bucketize_emit, bucketize_flops, 0},
     {0},
 };

@@ -922,8 +922,8 @@ static double rnn_flops(Node *n)
 }
 
 const OpDef ops_rnn[] = {
-    {"LSTM", rnn_infer, NULL, rnn_emit, rnn_flops, 0},
-    {"GRU", rnn_infer, NULL, rnn_emit, rnn_flops, 0},
-    {"RNN", rnn_infer, NULL, rnn_emit, rnn_flops, 0},
+    {"LSTM", rnn_infer, NULL, rnn_emit, rnn_flops, OP_OPTIONAL_OUT0},
+    {"GRU", rnn_infer, NULL, rnn_emit, rnn_flops, OP_OPTIONAL_OUT0},
+    {"RNN", rnn_infer, NULL, rnn_emit, rnn_flops, OP_OPTIONAL_OUT0},
     {0},
 };

@@ -43,6 +43,9 @@ static void check_declared(Node *n, const Value *v)
 
 static void infer_node(Node *n)
 {
+    /* the op's rules may take output 0 as given */
+    if ((n->nout < 1 || !n->out[0]) && !op_has(n, OP_OPTIONAL_OUT0))
+        node_die(n, "output 0 is required (it has no name)");
     for (int i = 0; i < n->nin; i++)
         if (n->in[i] && n->in[i]->rank < 0)
             node_die(n, "input '%s' has no known shape", n->in[i]->name);

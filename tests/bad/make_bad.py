@@ -108,6 +108,16 @@ save("nameless_subgraph_output.onnx",
      model([helper.make_node("Scan", ["s0", "xs"], ["s"], body=body, num_scan_inputs=1)],
            [vi("s0", shape=(2,)), vi("xs", shape=(3, 2))], [vi("s", shape=(2,))], opset=11),
      "output '' is not defined")
+# A required first output left out (an empty name), the only one or before a named one: a
+# crash in the folding of Size, found by fuzz-text.
+save("omitted_output.onnx",
+     model([helper.make_node("Size", ["x"], ["", "n"]), helper.make_node("Identity", ["n"], ["y"])],
+           [vi("x")], [vi("y", T.INT64, ())]),
+     "output 0 is required")
+save("omitted_only_output.onnx",
+     model([helper.make_node("Size", ["x"], [""]), helper.make_node("Relu", ["x"], ["y"])],
+           [vi("x")], [vi("y")]),
+     "output 0 is required")
 
 with open(os.path.join(HERE, "expect.txt"), "w") as f:
     f.write("# file<TAB>substring the error message must contain (written by make_bad.py)\n")
