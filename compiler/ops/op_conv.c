@@ -666,7 +666,7 @@ static int64_t pooled(const ConvK *c, int axis)
     return (c->g.out[axis] - c->ep->pool_k[axis]) / c->ep->pool_s[axis] + 1;
 }
 
-/* The fused MaxPool of a tile of NR output rows (yt, rows XW apart): each window's height
+/* The fused MaxPool of a tile of NR output rows (yt, rows yw apart): each window's height
  * of rows into one pooled row, -inf then the rows in order, as op_pool.c's kernel does (the
  * same bits); a last window that the rows do not fill has no output (floor mode). With a
  * fused Relu before the pool, +0 instead of -inf stands for it, and the tile is not passed
@@ -685,8 +685,8 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
                "%s        %s(yt + m * %s + i * %s, %s, yr);\n"
                "%s    }\n",
                ind, loop_head("", "m", c->g.MG, 1), ind, lit(kh), lit(kh), ind, lit(ph * pw), lit(ph), lit(kh),
-               lit(pw), ind, lit(pw), ind, c->ep->act ? "0" : "-INFINITY", ind, pool, lit(p->nr * p->yw), lit(p->yw),
-               lit(kh), ind);
+               lit(pw), ind, lit(pw), ind, c->ep->act ? "0" : "-INFINITY", ind, pool,
+               lit(p->nr * p->yw), lit(p->yw), lit(kh), ind);
 }
 
 /* The products of a Conv of unit stride along the last axis, B read in place from xs (extents
