@@ -486,11 +486,11 @@ static const char *emit_im2col(Emit *e, const ConvK *c)
     return kernelv(e, c->n, "conv_im2col", kv);
 }
 
-/* The zero-padded copy of a group's input, of extents xp (templates/conv_pad.c): the buffer
- * zeroed, then one loop over the input's rows copies each into place, with no loop of one
- * trip (an earlier version kept its channel and depth loops: without them, gcc 12 -O3
- * -march=native computed wrong rows in test_same_bits; never reduced). */
-static const char *emit_pad(Emit *e, const ConvK *c, const int64_t *xp)
+/* The zero-padded copy of a group's input, of extents xp (templates/conv_pad.c), in a buffer
+ * of xn floats: the buffer zeroed, then one loop over the input's rows copies each into place,
+ * with no loop of one trip (an earlier version kept its channel and depth loops: without them,
+ * gcc 12 -O3 -march=native computed wrong rows in test_same_bits; never reduced). */
+static const char *emit_pad(Emit *e, const ConvK *c, const int64_t *xp, int64_t xn)
 {
     const Geom *g = &c->g;
     int64_t in3[NSP], p3[NSP];
@@ -523,7 +523,7 @@ static const char *emit_pad(Emit *e, const ConvK *c, const int64_t *xp)
     return kernel(e, c->n, "conv_pad",
                   "DOC", strf("Conv: %s zero-padded, %lldx%lldx%lld per channel", shape_str(c->X),
                               (long long)xp[0], (long long)xp[1], (long long)xp[2]),
-                  "XN", lit(g->CG * prod3(xp)), "IW", lit(in3[2]),
+                  "XN", lit(xn), "IW", lit(in3[2]),
                   "FOR_R", loop_head("long ", "r", rows, 1), "ROW", row.len ? row.p : "",
                   "DST", dst.p, NULL);
 }
@@ -637,10 +637,21 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
         memcpy(p->src, in3, sizeof in3);
     /* tap k of the output pixels ow .. ow + 15 of a row: 16 consecutive source floats */
     p->shifted = p->rows && s3[2] == 1;
+    /* A row's right padding is the next row's left: max(pb, pe) zeros between rows, not pb +
+     * pe, so products over several rows compute fewer garbage columns (1 of 15 instead of 2
+     * of 16 for rows of 14 and a 3x3 kernel). Taps past the end of a row read the zeros that
+     * follow it; the last row's run on past its plane (into the next plane's zeros, or the
+     * slack after the buffer). */
+    int64_t slack = 0;
+    if (p->shifted && p->padded) {
+        int64_t share = pb3[2] < pe3[2] ? pb3[2] : pe3[2];
+        p->src[2] -= share;
+        slack = share;
+    }
     p->rows &= p->shifted || out3[2] * taps * 4 <= CONV_TILE_BYTES;
     p->tile = p->direct || p->shifted ? osp : tile_pixels(osp, taps * 4, p->rows ? out3[2] : 16,
                                                           CONV_TILE_BYTES);
-    p->pad_floats = p->padded ? g->CG * prod3(p->src) : 0;
+    p->pad_floats = p->padded ? g->CG * prod3(p->src) + slack : 0;
     if (p->shifted && s3[1] == 1) {
         /* rows per product: the tile yt within the budget, the rows of a plane split evenly,
          * whole pooling windows in each */
@@ -850,7 +861,7 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
     } else {
         const char *xs = p.padded ? "xp" : "xg";
         if (p.padded)
-            buf_printf(&pre, "            %s(xg, xp);\n", emit_pad(e, c, p.src));
+            buf_printf(&pre, "            %s(xg, xp);\n", emit_pad(e, c, p.src, p.pad_floats));
         if (p.shifted) {
             emit_tap_offsets(&bufs, c, p.src);
             emit_row_products(&body, c, &p, xs, wg, cargs, relu, pool, &decls);
