@@ -7,7 +7,7 @@ MLBC_PATH MLBC_AVX512 static void mlbc_gemm_f32_avx512(long M, long N, long K, c
                                              const float *b, long bps, long bks, int padded,
                                              const float *c, long csm, long csn, float *y, long ldy)
 {
-    const long *offs = 0, hs = 8; /* no table: the tiles' row offsets fold to k * bks */
+    const long *offs = 0, *apix = 0, hs = 8; /* no table: the tiles' row offsets fold to k * bks */
     const int split = 0;
     MLBC_GEMM_LOOP(8, MLBC_ONE_ROW_AVX512, MLBC_TWO_ROWS_AVX512, MLBC_ROWS_AVX512, 8, 4, 2)
 }
@@ -16,7 +16,7 @@ MLBC_PATH MLBC_AVX2 static void mlbc_gemm_f32_avx2(long M, long N, long K, const
                                          const float *b, long bps, long bks, int padded,
                                          const float *c, long csm, long csn, float *y, long ldy)
 {
-    const long *offs = 0, hs = 8;
+    const long *offs = 0, *apix = 0, hs = 8;
     const int split = 0;
     MLBC_GEMM_LOOP(6, MLBC_ONE_ROW_AVX2, MLBC_TWO_ROWS_AVX2, MLBC_ROWS_AVX2, 4, 2, 1)
 }
@@ -40,9 +40,9 @@ static void mlbc_gemm_f32(long M, long N, long K, const float *a, long lda, cons
     }
 #endif
 #if MLBC_NEON
-    mlbc_gemm_f32_neon(M, N, K, a, lda, b, bps, 8, bks, 0, padded, c, csm, csn, y, ldy);
+    mlbc_gemm_f32_neon(M, N, K, a, lda, 0, b, bps, 8, bks, 0, padded, c, csm, csn, y, ldy);
 #else
     (void)padded;
-    mlbc_gemm_f32_c(M, N, K, a, lda, b, bps, 8, bks, 0, c, csm, csn, y, ldy);
+    mlbc_gemm_f32_c(M, N, K, a, lda, 0, b, bps, 8, bks, 0, c, csm, csn, y, ldy);
 #endif
 }

@@ -18,7 +18,7 @@ MLBC_PATH MLBC_AVX512 __attribute__((nonnull(9))) static void F(long M, long N, 
         const float *a, long lda, const float *b, long bps, long hs, const long *offs, \
         const float *c, long csm, long csn, float *y, long ldy) \
 { \
-    const long bks = 0; /* unused, the rows are offs[k] */ \
+    const long bks = 0, *apix = 0; /* unused, the rows are offs[k] */ \
     const int padded = 0, split = SPLIT; \
     MLBC_GEMM_LOOP(8, MLBC_ONE_ROW_AVX512, MLBC_TWO_ROWS_AVX512, MLBC_ROWS_AVX512, 8, 4, 2) \
 }
@@ -30,7 +30,7 @@ MLBC_PATH MLBC_AVX2 __attribute__((nonnull(9))) static void mlbc_gemm_f32_taps_a
                                               const long *offs, const float *c, long csm,
                                               long csn, float *y, long ldy)
 {
-    const long bks = 0;
+    const long bks = 0, *apix = 0;
     const int padded = 0, split = 0;
     MLBC_GEMM_LOOP(6, MLBC_ONE_ROW_AVX2, MLBC_TWO_ROWS_AVX2, MLBC_ROWS_AVX2, 4, 2, 1)
 }
@@ -58,8 +58,8 @@ static void mlbc_gemm_f32_taps(long M, long N, long K, const float *a, long lda,
     }
 #endif
 #if MLBC_NEON
-    mlbc_gemm_f32_neon(M, N, K, a, lda, b, bps, hs, 0, offs, 0, c, csm, csn, y, ldy);
+    mlbc_gemm_f32_neon(M, N, K, a, lda, 0, b, bps, hs, 0, offs, 0, c, csm, csn, y, ldy);
 #else
-    mlbc_gemm_f32_c(M, N, K, a, lda, b, bps, hs, 0, offs, c, csm, csn, y, ldy);
+    mlbc_gemm_f32_c(M, N, K, a, lda, 0, b, bps, hs, 0, offs, c, csm, csn, y, ldy);
 #endif
 }

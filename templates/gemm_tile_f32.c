@@ -14,7 +14,9 @@
 // run time is read in place (bps = 16, bks = its row stride, padded = 0: the last panel's
 // loads are masked). The table serves a convolution of unit stride along its last axis
 // (templates/gemm_taps_f32.c): the tap k of 16 consecutive output pixels is 16 consecutive
-// floats of its input, offs[k] after the first tap's.
+// floats of its input, offs[k] after the first tap's. Or the table serves A
+// (templates/gemm_pix_f32.c): with apix, a table of row offsets, a[m][k] = a[apix[m] +
+// offs[k]] (the taps of output pixel m, a row of A) and B's row k is k * bks.
 //
 // This template holds what the entry points share: the C path and the register tiles, which
 // take the table as an argument, and the loop over tiles (MLBC_GEMM_LOOP), expanded by each
@@ -23,13 +25,16 @@
 // k loop has no branch (for mlbc_gemm_f32, the same code as without a table). They build on
 // the paths of templates/isa.c (mlbc_isa()).
 
-/* The offset of B's row k (MLBC_ROW(k) in the paths): the table's entry, or k * bks. */
-#define MLBC_ROW(k) (offs ? offs[k] : (k) * bks)
+/* The offset of B's row k (MLBC_ROW(k) in the paths): the table's entry, or k * bks; and of
+ * A's element (r, k) of the rows from am on, through the tables or with row stride lda. */
+#define MLBC_ROW(k) (offs && !apix ? offs[k] : (k) * bks)
+#define MLBC_AEL(r, k) (apix ? apix[am + (r)] + offs[k] : (r) * lda + (k))
 
-static void mlbc_gemm_f32_c(long M, long N, long K, const float *a, long lda, const float *b,
-                            long bps, long hs, long bks, const long *offs, const float *c,
-                            long csm, long csn, float *y, long ldy)
+static void mlbc_gemm_f32_c(long M, long N, long K, const float *a, long lda, const long *apix,
+                            const float *b, long bps, long hs, long bks, const long *offs,
+                            const float *c, long csm, long csn, float *y, long ldy)
 {
+    const long am = 0;
     long m, p, k, l;
     for (p = 0; p * 16 < N; p++) {
         const float *bp = b + p * bps;
@@ -39,7 +44,7 @@ static void mlbc_gemm_f32_c(long M, long N, long K, const float *a, long lda, co
             for (k = 0; k < K; k++) {
                 const float *bk = bp + MLBC_ROW(k);
                 for (l = 0; l < w; l++)
-                    s[l] = fmaf(a[m * lda + k], bk[l / 8 * hs + l % 8], s[l]);
+                    s[l] = fmaf(a[MLBC_AEL(m, k)], bk[l / 8 * hs + l % 8], s[l]);
             }
             for (l = 0; l < w; l++)
                 y[m * ldy + p * 16 + l] = c ? s[l] + c[m * csm + (p * 16 + l) * csn] : s[l];
@@ -54,8 +59,7 @@ static void mlbc_gemm_f32_c(long M, long N, long K, const float *a, long lda, co
  * padded or the last panel full): a masked load, even by all ones, made the 8-row tiles 5%
  * slower. */
 MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, int full, long K, const float *a,
-                                            long lda,
-                                            const float *b, long bps, long hs, int split,
+                                            long lda, const long *apix, long am, const float *b, long bps, long hs, int split,
                                             long bks, const long *offs, int padded, int cols,
                                             const float *c, long csm, long csn, float *y,
                                             long ldy)
@@ -86,7 +90,7 @@ MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, int full, long K, co
         MLBC_UNROLL for (p = 0; p < np; p++)
             __asm__("" : "+v"(w[p]));
         MLBC_UNROLL for (r = 0; r < mr; r++) {
-            __m512 x = _mm512_set1_ps(a[r * lda + k]);
+            __m512 x = _mm512_set1_ps(a[MLBC_AEL(r, k)]);
             MLBC_UNROLL for (p = 0; p < np; p++)
                 acc[r][p] = _mm512_fmadd_ps(x, w[p], acc[r][p]);
         }
@@ -104,8 +108,8 @@ MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, int full, long K, co
 
 /* The same tile with two ymm registers per panel; masked loads and stores only where the
  * last panel is partial (AVX2's masked stores are slow). */
-MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, int full, long K, const float *a, long lda,
-                                        const float *b, long bps, long hs, int split, long bks,
+MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, int full, long K, const float *a,
+                                        long lda, const long *apix, long am, const float *b, long bps, long hs, int split, long bks,
                                         const long *offs, int padded, int cols, const float *c,
                                         long csm, long csn, float *y, long ldy)
 {
@@ -135,7 +139,7 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, int full, long K, const 
         MLBC_UNROLL for (p = 0; p < 2 * np; p++)
             __asm__("" : "+x"(w[p]));
         MLBC_UNROLL for (r = 0; r < mr; r++) {
-            __m256 x = _mm256_broadcast_ss(a + r * lda + k);
+            __m256 x = _mm256_broadcast_ss(a + MLBC_AEL(r, k));
             MLBC_UNROLL for (p = 0; p < 2 * np; p++)
                 acc[r][p] = _mm256_fmadd_ps(x, w[p], acc[r][p]);
         }
@@ -161,7 +165,8 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, int full, long K, const 
 
 /* The tile call for rows [m, m + MR) and panels [p, p + NP), in a driver whose arguments are
  * those of mlbc_gemm_f32 and offs; FULL as in the tiles. */
-#define MLBC_TILE_ARGS(MR, NP, FULL) MR, NP, FULL, K, a + m * lda, lda, b + p * bps, bps, hs, \
+#define MLBC_TILE_ARGS(MR, NP, FULL) MR, NP, FULL, K, a + m * lda, lda, apix, m, \
+                               b + p * bps, bps, hs, \
                                split, bks, offs, pad, cols, \
                                c ? c + m * csm + p * 16 * csn : 0, csm, csn, y + m * ldy + p * 16, ldy
 #define MLBC_BY_ROWS6(F, NP, FULL) switch (rows) { /* 3 to 6 */ \
@@ -227,8 +232,9 @@ MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, int full, long K, const 
 #if MLBC_NEON
 /* MR rows by one full panel, four q registers a row; the bias is added lane by lane. */
 static inline __attribute__((always_inline)) void
-mlbc_tile_neon(int mr, long K, const float *a, long lda, const float *b, long hs, long bks,
-               const long *offs, const float *c, long csm, long csn, float *y, long ldy)
+mlbc_tile_neon(int mr, long K, const float *a, long lda, const long *apix, long am,
+               const float *b, long hs, long bks, const long *offs, const float *c, long csm,
+               long csn, float *y, long ldy)
 {
     float32x4_t acc[6][4], w[4];
     long k;
@@ -241,7 +247,7 @@ mlbc_tile_neon(int mr, long K, const float *a, long lda, const float *b, long hs
         MLBC_UNROLL for (h = 0; h < 4; h++)
             w[h] = vld1q_f32(bk + h / 2 * hs + h % 2 * 4);
         MLBC_UNROLL for (r = 0; r < mr; r++) {
-            float32x4_t x = vdupq_n_f32(a[r * lda + k]);
+            float32x4_t x = vdupq_n_f32(a[MLBC_AEL(r, k)]);
             MLBC_UNROLL for (h = 0; h < 4; h++)
                 acc[r][h] = vfmaq_f32(acc[r][h], x, w[h]);
         }
@@ -259,9 +265,9 @@ mlbc_tile_neon(int mr, long K, const float *a, long lda, const float *b, long hs
  * (its loads would pass the end of B) in C: the same chains either way. Inlined into each
  * entry point, like the x86 tiles. */
 static inline __attribute__((always_inline)) void
-mlbc_gemm_f32_neon(long M, long N, long K, const float *a, long lda, const float *b, long bps,
-                   long hs, long bks, const long *offs, int padded, const float *c, long csm,
-                   long csn, float *y, long ldy)
+mlbc_gemm_f32_neon(long M, long N, long K, const float *a, long lda, const long *apix,
+                   const float *b, long bps, long hs, long bks, const long *offs, int padded,
+                   const float *c, long csm, long csn, float *y, long ldy)
 {
     long p, m;
     (void)padded;
@@ -270,21 +276,23 @@ mlbc_gemm_f32_neon(long M, long N, long K, const float *a, long lda, const float
         long cols = N - p * 16 < 16 ? N - p * 16 : 16;
         if (cols < 16) {
             /* the partial panel: C, into the right columns of y */
-            mlbc_gemm_f32_c(M, cols, K, a, lda, bp, bps, hs, bks, offs, cp, csm, csn,
+            mlbc_gemm_f32_c(M, cols, K, a, lda, apix, bp, bps, hs, bks, offs, cp, csm, csn,
                             y + p * 16, ldy);
             continue;
         }
         for (m = 0; m < M; m += 6) {
-            const float *am = a + m * lda, *cm = cp ? cp + m * csm : 0;
+            const float *ar = a + m * lda, *cm = cp ? cp + m * csm : 0;
             float *ym = y + m * ldy + p * 16;
+#define MLBC_NEON_TILE(MR) mlbc_tile_neon(MR, K, ar, lda, apix, m, bp, hs, bks, offs, cm, csm, csn, ym, ldy)
             switch (M - m < 6 ? (int)(M - m) : 6) {
-            case 1: mlbc_tile_neon(1, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
-            case 2: mlbc_tile_neon(2, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
-            case 3: mlbc_tile_neon(3, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
-            case 4: mlbc_tile_neon(4, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
-            case 5: mlbc_tile_neon(5, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
-            default: mlbc_tile_neon(6, K, am, lda, bp, hs, bks, offs, cm, csm, csn, ym, ldy); break;
+            case 1: MLBC_NEON_TILE(1); break;
+            case 2: MLBC_NEON_TILE(2); break;
+            case 3: MLBC_NEON_TILE(3); break;
+            case 4: MLBC_NEON_TILE(4); break;
+            case 5: MLBC_NEON_TILE(5); break;
+            default: MLBC_NEON_TILE(6); break;
             }
+#undef MLBC_NEON_TILE
         }
     }
 }

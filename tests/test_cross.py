@@ -1,5 +1,7 @@
 """The generated code on a second architecture: the example models (models/*.onnx against
-models/ref/*.npz) and a fixed sample of the ONNX node suite, compiled by mlbc, built for
+models/ref/*.npz), test_models' Conv + MaxPool chains (every way a Conv's products are laid
+out: rows of 8, 16 and 16k pixels, pixels as rows; against onnx_np) and a fixed sample of the
+ONNX node suite, compiled by mlbc, built for
 AArch64 with Debian's cross gcc (-O2 -static and the generated-code contract
 -std=c99 -Wall -Wextra -pedantic: a warning fails), run under qemu-aarch64 and compared with
 the expected outputs (the tolerances of test_models and test_node). The same C is also built
@@ -104,6 +106,19 @@ def model_case(path):
     output types, output names or None for a node test)."""
     sets, in_types, out_types, out_names = test_models.reference_sets(path)
     return path, sets, in_types, out_types, out_names
+
+
+def conv_pool_case(work):
+    """test_models' fused Conv + MaxPool chains, one random data set against onnx_np."""
+    model = test_models.conv_pool_graph(False)
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "conv_pool.onnx")
+    test_models.kinds.save(model, path)
+    feeds = test_models.kinds.random_inputs(model, seed=3)
+    ref = test_models.kinds.reference(model, feeds)
+    names = [v.name for v in model.graph.output]
+    in_types, out_types = mlbctest.tensor_types(model)
+    return path, [(list(feeds.values()), [ref[n] for n in names])], in_types, out_types, names
 
 
 def node_case(testdir):
@@ -214,6 +229,7 @@ def main():
     cases = []
     for path in sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx"))):
         cases.append(("model " + os.path.basename(path), lambda p=path: model_case(p)))
+    cases.append(("model conv_pool", lambda: conv_pool_case(work)))
     for t in NODE_SAMPLE:
         d = os.path.join(datadir, "node", "test_" + t)
         cases.append(("node test_" + t, lambda d=d: node_case(d)))

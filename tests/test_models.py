@@ -116,7 +116,11 @@ CONV_POOL_CASES = [
     ((1, 2, 7, 48), 5, False, (2, 2), (2, 2)),
     ((1, 3, 9, 8), 12, True, (3, 2), (3, 2)),
     ((1, 2, 6, 8), 2, True, (2, 2), (2, 2)),
+    # pixels as the products' rows (op_conv.c, pix_pays): the last CONV_POOL_PIX
+    ((1, 8, 7, 7), 32, True, (2, 2), (2, 2)),
+    ((1, 4, 9, 5), 16, False, (3, 1), (3, 1)),
 ]
+CONV_POOL_PIX = 2
 
 
 def conv_pool_graph(keep_apart):
@@ -174,10 +178,14 @@ def check_conv_pool(mlbc, work):
         kinds.save(model, path)
         exe = mlbctest.compile_model(mlbc, path, wdir)
         with open(os.path.join(wdir, "model.c")) as f:  # comments wrap: join their lines
-            fused = re.sub(r"\s*\n \* ", " ", f.read()).count("; then MaxPool, kernel")
+            code = re.sub(r"\s*\n \* ", " ", f.read())
+        fused = code.count("; then MaxPool, kernel")
         if fused != (0 if apart else len(CONV_POOL_CASES)):
             raise Failure("%d of %d Conv + MaxPool chains fused %s" % (
                 fused, len(CONV_POOL_CASES), "though kept apart" if apart else ""))
+        if code.count("mlbc_gemm_f32_pix(nr") != CONV_POOL_PIX:
+            raise Failure("%d Convs with pixels as the products' rows, not %d" % (
+                code.count("mlbc_gemm_f32_pix(nr"), CONV_POOL_PIX))
         in_types, out_types = mlbctest.tensor_types(model)
         feeds = kinds.random_inputs(model, seed=3)
         ref = kinds.reference(model, feeds)

@@ -246,7 +246,8 @@ static const struct {
     {"mlbc_maddf(", "maddf"}, {"mlbc_accf(", "accf"}, {"mlbc_madd(", "madd"}, {"mlbc_isa(", "isa"}, {"mlbc_gemm_f32(", "gemm_f32"}, {"mlbc_dots_f32(", "dots_f32"},
     /* the float products' entry points call mlbc_isa() and mlbc_gemm_f32_c(): isa, listed
      * first, is included before the tiles, which use its macros */
-    {"mlbc_gemm_f32_taps(", "gemm_taps_f32"}, {"mlbc_gemm_f32_c(", "gemm_tile_f32"},
+    {"mlbc_gemm_f32_taps(", "gemm_taps_f32"}, {"mlbc_gemm_f32_pix(", "gemm_pix_f32"},
+    {"mlbc_gemm_f32_c(", "gemm_tile_f32"},
     {"mlbc_vexp_f32(", "vmath_exp"}, {"mlbc_vsigmoid_f32(", "vmath_sigmoid"}, {"mlbc_vtanh_f32(", "vmath_tanh"}, {"mlbc_verf_f32(", "vmath_erf"}, {"mlbc_expk_", "vmath_expk"},
 };
 
