@@ -19,6 +19,7 @@ import sys
 import mlbctest
 import test_models
 from mlbctest import Failure, np, onnx
+import test_node
 from test_node import load_pb
 
 # name, compiler, flags. The first is the reference.
@@ -268,7 +269,9 @@ def main():
             return 1
         driver_objs[cc] = obj
     models = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
-    models += node_sample(os.path.join(args.build, "onnx-node-data"))
+    datadir = os.path.join(args.build, "onnx-node-data")
+    test_node.generate(datadir)  # a run on its own samples the node suite too
+    models += node_sample(datadir)
     models.append(gemm_sweep(root))
     models.append(conv_sweep(root))
     models = [m for m in models if re.search(args.filter, m)]
