@@ -385,7 +385,7 @@ KINDS = OrderedDict([
     ])),
     ("cnn_small", (cnn_small, dict(channels=3, size=32, widths=(16, 32, 32), classes=10), [
         dict(channels=1, size=28), dict(size=16, widths=(8, 16)), dict(size=64),
-        dict(size=40, widths=(12, 24)),
+        dict(size=40, widths=(12, 24)), dict(channels=8, size=14, widths=(32, 32)),
     ])),
     ("dqn", (dqn, dict(emb=300, widths=(256, 128), actions=34, batch=1), [
         dict(actions=2), dict(widths=(512, 256)), dict(emb=100), dict(batch=16),
