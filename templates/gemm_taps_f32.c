@@ -1,14 +1,14 @@
 // Float matrix product whose B rows are found through a table of offsets, for convolutions of
 // unit stride along their last axis (compiler/op_conv.c): B's row k is b + offs[k], its
-// 16-column panels are bps floats apart and a panel's columns 8-15 hs floats after its column
-// 0 (not padded: the last partial panel's loads are masked). For output rows of a
+// 16-column panels are bps floats apart and a panel's columns 8-15 hs floats after its
+// column 0 (not padded: the last partial panel's loads are masked). For output rows of a
 // convolution, b is the input (or its zero-padded copy) where the first row's first pixel
 // meets the first tap, offs[k] is where tap k moves that, and column n is the pixel n floats
-// further (bps = 16, hs = 8); or, for rows of 16 pixels, pixel n % 16 of the row n / 16, a row
-// bps floats further (hs = 8); or, for rows of 8, pixel n % 8 of the row n / 8 (bps two rows,
-// hs one): no im2col copy. The chains, the tiles and the
-// loop over tiles are those of mlbc_gemm_f32 (templates/gemm_tile_f32.c, mlbc_gemm_f32_c()),
-// so the same bits on every path.
+// further (bps = 16, hs = 8); or, for rows of 16 pixels, pixel n % 16 of the row n / 16, a
+// row bps floats further (hs = 8); or, for rows of 8, pixel n % 8 of the row n / 8 (bps two
+// rows, hs one): no im2col copy. The chains, the tiles and the loop over tiles are those of
+// mlbc_gemm_f32 (templates/gemm_tile_f32.c, mlbc_gemm_f32_c()), so the same bits on every
+// path.
 #if MLBC_X86
 /* offs is declared not null: the tiles' test for a table folds away, as it does where
  * mlbc_gemm_f32 passes none. Panels of one load each, or of two (split, hs != 8): two

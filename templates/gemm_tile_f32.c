@@ -6,17 +6,18 @@
 // C path, where fmaf is libm's, correctly rounded. Contraction cannot change anything: every
 // product is already fused, the bias is one addition.
 //
-// B is read in panels of 16 columns: b[k][n] = b[(n / 16) * bps + row(k) + n % 16], row(k) =
-// k * bks, or offs[k] when there is a table of row offsets. A panel's columns 8 to 15 are hs
-// floats after its column 0: hs = 8 but in the taps of output rows of 8 pixels, where a panel
-// is two rows (templates/gemm_taps_f32.c; split, a constant of the AVX-512 driver, says so). A constant B is packed so at
-// compile time (bps = 16 K, bks = 16, the last panel zero-padded: padded = 1); a B computed at
-// run time is read in place (bps = 16, bks = its row stride, padded = 0: the last panel's
-// loads are masked). The table serves a convolution of unit stride along its last axis
-// (templates/gemm_taps_f32.c): the tap k of 16 consecutive output pixels is 16 consecutive
-// floats of its input, offs[k] after the first tap's. Or the table serves A
-// (templates/gemm_pix_f32.c): with apix, a table of row offsets, a[m][k] = a[apix[m] +
-// offs[k]] (the taps of output pixel m, a row of A) and B's row k is k * bks.
+// B is read in panels of 16 columns: b[k][n] = b[(n / 16) * bps + row(k) + n % 16], with
+// row(k) = k * bks, or offs[k] when there is a table of row offsets. A panel's columns 8 to
+// 15 are hs floats after its column 0: hs = 8 but in the taps of output rows of 8 pixels,
+// where a panel is two rows (templates/gemm_taps_f32.c; split, a constant of the AVX-512
+// driver, says so). A constant B is packed so at compile time (bps = 16 K, bks = 16, the last
+// panel zero-padded: padded = 1); a B computed at run time is read in place (bps = 16, bks =
+// its row stride, padded = 0: the last panel's loads are masked). The table serves a
+// convolution of unit stride along its last axis (templates/gemm_taps_f32.c): the tap k of 16
+// consecutive output pixels is 16 consecutive floats of its input, offs[k] after the first
+// tap's. Or the table serves A (templates/gemm_pix_f32.c): with apix, a table of row offsets,
+// a[m][k] = a[apix[m] + offs[k]] (the taps of output pixel m, a row of A), and B's row k is
+// k * bks.
 //
 // This template holds what the entry points share: the C path and the register tiles, which
 // take the table as an argument, and the loop over tiles (MLBC_GEMM_LOOP), expanded by each
