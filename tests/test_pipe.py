@@ -410,6 +410,32 @@ HEADER = (b'{"features":[{"name":"x","type":"int64_t","port":0,"shape":[2]}],'
           b'"advice":{"name":"y","type":"float","port":0,"shape":[1]}}\n')
 
 
+def test_stream_lying_length():
+    """A Bridge length prefix is a claim: reading the message it announces must cost what
+    arrives, not the claim (gym-json, 2026-11-27: a 10-byte input with a 256 MB prefix took
+    0.18 s and 256 MB, and over 1 s on a loaded core)."""
+    import tracemalloc
+    from mlbc_gym import host
+    r, w = os.pipe()
+    try:
+        os.set_blocking(r, False)
+        os.write(w, b"Oops")
+        os.close(w)
+        w = None
+        stream = host._open_stream(r, lambda: False, timeout=5)
+        tracemalloc.start()
+        data = stream.read(host.MAX_MESSAGE)
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        check("a %d-byte message announced, 4 bytes sent: they are read, at most 8 MB "
+              "allocated" % host.MAX_MESSAGE, data == b"Oops" and peak < 8 << 20,
+              "%r, peak %d bytes" % (data[:16], peak))
+    finally:
+        os.close(r)
+        if w is not None:
+            os.close(w)
+
+
 def test_host_robustness():
     with tempfile.TemporaryDirectory() as tmp:
         base = os.path.join(tmp, "ch")
@@ -901,6 +927,7 @@ def main():
         test_good_host(bins)
         test_bad_hosts(bins)
         test_foreign_fifos(bins)
+        test_stream_lying_length()
         test_host_robustness()
         test_host_fuzz()
         test_soak(build_dir)

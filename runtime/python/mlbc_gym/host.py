@@ -33,6 +33,7 @@ MAX_MESSAGE = 1 << 28           # largest Bridge message accepted (bytes)
 _SLICE = 0.05                   # poll slice, seconds
 _SLICE_MS = int(_SLICE * 1000)
 STREAM_BUFFER = 1 << 12         # bytes: a small record whole, or a large one's first page
+READ_CHUNK = 1 << 20            # a message's first piece; the next ones double (_FdStream.read)
 
 
 class HostError(Exception):
@@ -168,13 +169,22 @@ class _FdStream:
         return got
 
     def read(self, n):
-        """n bytes, fewer only at end of file."""
+        """n bytes, fewer only at end of file. A length prefix is only a peer's claim: past
+        READ_CHUNK, the bytes are read into pieces that double as they arrive, so a message
+        that never comes costs nothing near its announced size."""
         if self.end - self.pos >= n:
             self.pos += n
             return bytes(self.buf[self.pos - n:self.pos])
-        out = bytearray(n)
-        got = self.readinto(memoryview(out))
-        return bytes(out) if got == n else bytes(out[:got])
+        parts, got, size = [], 0, READ_CHUNK
+        while got < n:
+            part = bytearray(min(size, n - got))
+            k = self.readinto(memoryview(part))
+            parts.append(part if k == len(part) else part[:k])
+            got += k
+            if k < len(part):
+                break
+            size *= 2
+        return bytes(parts[0]) if len(parts) == 1 else b"".join(parts)
 
 
 def _open_stream(fd, stop, timeout=None, tee=None):
