@@ -1,11 +1,11 @@
 // Float matrix product whose A rows are found through tables, for convolutions whose output
-// rows waste columns in mlbc_gemm_f32_taps (rows of 7, 14, 28 ... pixels; compiler/ops/
-// op_conv.c): the rows are output pixels, a[m][k] = a[apix[m] + offs[k]], tap k of pixel m
-// in the (padded) input; the columns are output channels, B the weights packed at compile
-// time (bps floats from one panel to the next, 16 a row, zero-padded). A tile's rows are any
-// pixels, so no column is wasted whatever the row length. The chains, the tiles and the loop
-// over tiles are those of mlbc_gemm_f32 (templates/gemm_tile_f32.c), so the same bits on
-// every path.
+// rows waste many columns in mlbc_gemm_f32_taps (rows of 5 or 7 pixels, say;
+// compiler/ops/op_conv.c, pix_pays): the rows are output pixels, a[m][k] = a[apix[m] +
+// offs[k]], tap k of pixel m in the (padded) input; the columns are output channels, B the
+// weights packed at compile time (bps floats from one panel to the next, 16 a row,
+// zero-padded). A tile's rows are any pixels, so no column is wasted whatever the row
+// length. The chains, the tiles and the loop over tiles are those of mlbc_gemm_f32
+// (templates/gemm_tile_f32.c), so the same bits on every path.
 #if MLBC_X86
 MLBC_PATH MLBC_AVX512 __attribute__((nonnull(5, 6))) static void
 mlbc_gemm_f32_pix_avx512(long M, long N, long K, const float *a, const long *apix,

@@ -60,7 +60,8 @@ static void mlbc_gemm_f32_c(long M, long N, long K, const float *a, long lda, co
  * padded or the last panel full): a masked load, even by all ones, made the 8-row tiles 5%
  * slower. */
 MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, int full, long K, const float *a,
-                                            long lda, const long *apix, long am, const float *b, long bps, long hs, int split,
+                                            long lda, const long *apix, long am,
+                                            const float *b, long bps, long hs, int split,
                                             long bks, const long *offs, int padded, int cols,
                                             const float *c, long csm, long csn, float *y,
                                             long ldy)
@@ -110,7 +111,8 @@ MLBC_TILE MLBC_AVX512 void mlbc_tile_avx512(int mr, int np, int full, long K, co
 /* The same tile with two ymm registers per panel; masked loads and stores only where the
  * last panel is partial (AVX2's masked stores are slow). */
 MLBC_TILE MLBC_AVX2 void mlbc_tile_avx2(int mr, int np, int full, long K, const float *a,
-                                        long lda, const long *apix, long am, const float *b, long bps, long hs, int split, long bks,
+                                        long lda, const long *apix, long am,
+                                        const float *b, long bps, long hs, int split, long bks,
                                         const long *offs, int padded, int cols, const float *c,
                                         long csm, long csn, float *y, long ldy)
 {
@@ -284,7 +286,8 @@ mlbc_gemm_f32_neon(long M, long N, long K, const float *a, long lda, const long 
         for (m = 0; m < M; m += 6) {
             const float *ar = a + m * lda, *cm = cp ? cp + m * csm : 0;
             float *ym = y + m * ldy + p * 16;
-#define MLBC_NEON_TILE(MR) mlbc_tile_neon(MR, K, ar, lda, apix, m, bp, hs, bks, offs, cm, csm, csn, ym, ldy)
+#define MLBC_NEON_TILE(MR) \
+    mlbc_tile_neon(MR, K, ar, lda, apix, m, bp, hs, bks, offs, cm, csm, csn, ym, ldy)
             switch (M - m < 6 ? (int)(M - m) : 6) {
             case 1: MLBC_NEON_TILE(1); break;
             case 2: MLBC_NEON_TILE(2); break;

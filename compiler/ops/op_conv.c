@@ -387,6 +387,12 @@ static const char *emit_conv_weights(Emit *e, const ConvK *c, int64_t *panel_siz
                       .count = g->G * taps * (full * PANEL + (rem ? pow2ceil(rem) : 0))});
 }
 
+/* Floats of a group's weights packed for mlbc_gemm_f32_pix (pack_pix_weights). */
+static int64_t pix_group_floats(const Geom *g, int64_t taps)
+{
+    return (g->MG + 15) / 16 * gemm_panel_stride(taps);
+}
+
 /* W transposed for mlbc_gemm_f32_pix, per group: [panel of 16 channels][tap][channel], each
  * panel gemm_panel_stride(taps) floats (zeros past the taps and the channels). */
 static void pack_pix_weights(const void *arg, void *dst)
@@ -417,7 +423,7 @@ static const char *emit_pix_weights(Emit *e, const ConvK *c)
                                   "[tap][channel]", c->n->op, c->W->name, dtype_name(c->W->dt),
                                   shape_str(c->W)),
                       .dt = DT_FLOAT, .pack = pack_pix_weights, .arg = arg,
-                      .count = g->G * ((g->MG + 15) / 16) * gemm_panel_stride(taps)});
+                      .count = g->G * pix_group_floats(g, taps)});
 }
 
 /* x at row pointer xr, index ix, as ct (with the zero point for ConvInteger). */
@@ -822,7 +828,8 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
                "%s        ",
                ind, plane, plane, ind, lit(oh), ind, lit(oh), lit(p->nr), lit(oh), lit(p->nr), ind);
     if (p->pix) {
-        buf_printf(body, "mlbc_gemm_f32_pix(nr * %s, %s, %s, %s + %s, pix, offs, %s, %s, %s, yp, %s);\n",
+        buf_printf(body,
+                   "mlbc_gemm_f32_pix(nr * %s, %s, %s, %s + %s, pix, offs, %s, %s, %s, yp, %s);\n",
                    ow, mg, lit(taps), xs, row, wg, lit(gemm_panel_stride(taps)), cargs, mg);
         buf_printf(body, "%s        %s\n%s            for (i = 0; i < nr * %s; i++)\n"
                          "%s                yt[m * %s + i] = yp[i * %s + m];\n",
@@ -915,7 +922,7 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
 
     /* the weights of group g (packed transposed for pixels as rows) and the bias, per row of
      * the product (a channel) or per column (pixels as rows) */
-    int64_t wgroup = p.pix ? (g->MG + 15) / 16 * gemm_panel_stride(taps) : g->MG * taps;
+    int64_t wgroup = p.pix ? pix_group_floats(g, taps) : g->MG * taps;
     const char *wg = g->G > 1 ? strf("w + g * %s", lit(wgroup)) : "w";
     const char *bstride = p.pix ? "0, 1" : "1, 0";
     const char *cargs = !c->B ? "0, 0, 0"
