@@ -107,20 +107,23 @@ def check_member(mlbc, kind, suf, model, work, nsamples=2):
 # product per row), whose tiles have no columns past the rows.
 CONV_POOL_CASES = [
     ((1, 3, 13, 11), 8, True, (2, 2), (2, 2)),
-    ((1, 4, 20, 62), 64, True, (2, 2), (2, 2)),
+    ((1, 4, 20, 62), 60, True, (2, 2), (2, 2)),
     ((1, 2, 17, 17), 5, False, (3, 2), (3, 2)),
     ((2, 3, 8, 9), 6, True, (1, 2), (1, 1)),
-    ((1, 1, 28, 28), 16, False, (2, 3), (2, 2)),
+    ((1, 1, 28, 28), 15, False, (2, 3), (2, 2)),
     ((1, 3, 16, 16), 16, True, (2, 2), (2, 2)),
     ((1, 2, 10, 32), 9, True, (2, 2), (2, 2)),
     ((1, 2, 7, 48), 5, False, (2, 2), (2, 2)),
     ((1, 3, 9, 8), 12, True, (3, 2), (3, 2)),
     ((1, 2, 6, 8), 2, True, (2, 2), (2, 2)),
-    # pixels as the products' rows (op_conv.c, pix_pays): the last CONV_POOL_PIX
+    # pixels as the products' rows (op_conv.c, pix_pays): the last CONV_POOL_PIX; 14
+    # channels: blocks of four and two left over (templates/conv_pix_out.c)
     ((1, 8, 7, 7), 32, True, (2, 2), (2, 2)),
     ((1, 4, 9, 5), 16, False, (3, 1), (3, 1)),
+    ((1, 1, 28, 28), 16, False, (2, 3), (2, 2)),
+    ((1, 3, 10, 5), 14, True, (2, 2), (2, 2)),
 ]
-CONV_POOL_PIX = 2
+CONV_POOL_PIX = 4
 
 
 def conv_pool_graph(keep_apart):

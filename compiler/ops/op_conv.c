@@ -19,7 +19,8 @@
  * do not overlap along H, when the products are of whole output rows: the tile's rows, a
  * window's height at a time, go through the pool's row kernel (templates/pool_max_rows.c)
  * straight into the pooled output, and the Conv's own output is never stored; a fused Relu
- * is then the pool's start value (emit_tile_pool).
+ * is then the pool's start value (emit_tile_pool). Products with pixels as rows have their
+ * own pass for all three (templates/conv_pix_out.c).
  *
  * Other Conv types and ConvInteger compute panels of up to 8 output channels of one group at
  * once, the channels being vector lanes (templates/conv_panel.c). A constant W (the usual
@@ -671,22 +672,22 @@ typedef struct GemmPlan {
                                            or of 8, a panel's halves */
     int row_calls;                      /* with nr: rows of 16k pixels (k > 1), a call each */
     int pix;                            /* with nr: pixels as the product's rows, channels as
-                                           its columns (mlbc_gemm_f32_pix), transposed into yt */
+                                           its columns (mlbc_gemm_f32_pix), output yp */
     int64_t pad_floats, buf_floats;     /* workspace: xp, then the columns or output tile */
 } GemmPlan;
 
 /* Whether a product over the rows of a plane (at most NR, of OW pixels) computes fewer
- * columns with pixels as its rows (mlbc_gemm_f32_pix: the output channels in panels of 16)
- * than with channels as rows (mlbc_gemm_f32_taps: the wrap-around garbage of each row and a
- * partial last panel), by more than 20%: what the transpose of its output costs and more
- * (16 -> 32 channels on 14x14, 14% fewer columns, took 20.2 us instead of 19.9; on 7x7, 31%
- * fewer, 9.1 instead of 11.8). The weights must be constants, packed for it at compile time. */
+ * columns per output with pixels as its rows (mlbc_gemm_f32_pix: the output channels in
+ * panels of 16) than with channels as rows (mlbc_gemm_f32_taps: the wrap-around garbage of
+ * each row and a partial last panel). Its output goes into y in one pass either way
+ * (templates/conv_pix_out.c): 16 -> 32 channels on 14x14, 14% fewer columns, took 17.5 us
+ * instead of 19.8. The weights must be constants, packed for it at compile time. */
 static int pix_pays(const ConvK *c, const GemmPlan *p, int64_t oh, int64_t ow)
 {
     int64_t mg = c->g.MG, nr = p->nr < oh ? p->nr : oh, pixels = nr * ow;
     int64_t taps_cols = ((nr - 1) * p->src[2] + ow + 15) / 16 * 16;
     int64_t pix_cols = (mg + 15) / 16 * 16;
-    return c->W->data && (double)taps_cols / pixels > 1.2 * (double)pix_cols / mg;
+    return c->W->data && taps_cols * mg > pix_cols * pixels;
 }
 
 static void gemm_plan(const ConvK *c, GemmPlan *p)
@@ -742,7 +743,7 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
         p->row_calls = out3[2] % 16 == 0 && out3[2] > 16;
         p->pix = !p->row_panels && !p->row_calls && pix_pays(c, p, oh, out3[2]);
         p->yw = p->row_panels || p->pix ? out3[2] : p->src[2];
-        p->buf_floats = g->MG * p->nr * p->yw * (p->pix ? 2 : 1);
+        p->buf_floats = g->MG * p->nr * p->yw;
     } else if (!p->direct && !p->shifted) {
         p->buf_floats = taps * p->tile;
     }
@@ -752,6 +753,19 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
 static int64_t pooled(const ConvK *c, int axis)
 {
     return (c->g.out[axis] - c->ep->pool_k[axis]) / c->ep->pool_s[axis] + 1;
+}
+
+static const char *epilogue_doc(const ConvK *c)
+{
+    const ConvEpilogue *ep = c->ep;
+    if (!ep)
+        return "";
+    const char *act = ep->act ? strf("; then %s", ep->act) : "";
+    if (!ep->pool_k[0])
+        return act;
+    return strf("%s; then MaxPool, kernel %lldx%lld, strides %lldx%lld -> %s", act,
+                (long long)ep->pool_k[0], (long long)ep->pool_k[1], (long long)ep->pool_s[0],
+                (long long)ep->pool_s[1], shape_str(c->Y));
 }
 
 /* The fused MaxPool of a tile of NR output rows (yt, rows yw apart): each window's height
@@ -777,6 +791,29 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
                lit(p->nr * p->yw), lit(p->yw), lit(kh), ind);
 }
 
+/* The call that takes the output yp of a product with pixels as rows, NR rows of OW pixels
+ * from output row (od, oh), into y (templates/conv_pix_out.c): copied, through the fused Relu
+ * if any, or pooled by the fused MaxPool, in one pass. */
+static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
+{
+    const ConvEpilogue *ep = c->ep;
+    int pool = ep && ep->pool_k[0], act = ep && ep->act;
+    int64_t kh = pool ? ep->pool_k[0] : 1;
+    if (pool)
+        oh = pooled(c, 0);
+    int64_t pw = pool ? pooled(c, 1) : ow;
+    kernel(e, c->n, "pool_isa", NULL);
+    const char *fn = kernel(e, c->n, "conv_pix_out",
+        "DOC", strf("Conv: a product's output, [pixel][channel], into channel planes: %s%s",
+                    pool ? "pooled" : "copied", act ? ", after the Relu" : ""),
+        "MG", lit(c->g.MG), "OW", lit(ow), "PW", lit(pw), "KH", lit(kh),
+        "KW", lit(pool ? ep->pool_k[1] : 1), "S", lit(pool ? ep->pool_s[1] : 1),
+        "YPS", lit(numel(c->Y) / (c->g.N * c->g.M)), "CLAMP", pool || act ? "1" : "0",
+        "INIT", pool && !act ? "-INFINITY" : "0", NULL);
+    return strf("%s(yp, nr / %s, yg + (od * %s + oh / %s) * %s)", fn, lit(kh), lit(oh), lit(kh),
+                lit(pw));
+}
+
 /* The products of a Conv of unit stride along the last axis, B read in place from xs (extents
  * src, XD x XH x XW) through the tap offsets: output row (od, oh) starts at (od * SD, oh * SH,
  * 0) of the source. With SH = 1 as well, the next output row starts XW floats further, so one
@@ -787,10 +824,10 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
  * each. Rows of whole panels or half panels waste no column on the garbage: rows of 16
  * pixels are panels XW floats apart (bps), rows of 8 the halves of panels (hs = XW), one
  * product for the NR rows, into rows of 16 or 8 in yt; rows of 32, 48 ... pixels are a
- * product each. Where those waste many columns, pixels are the product's rows instead
- * (GemmPlan.pix): its output yp, [pixel][channel], is transposed into yt, rows of OW. Else
+ * product each. Where pixels as the product's rows waste fewer columns (GemmPlan.pix), its
+ * output yp, [pixel][channel], goes into y in one pass (pix_out_call) instead. Else
  * one product per output row (N = OW) writes straight into y. */
-static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, const char *xs,
+static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan *p, const char *xs,
                               const char *wg, const char *cargs, const char *relu,
                               const char *pool, const char **decls)
 {
@@ -828,13 +865,14 @@ static void emit_row_products(Buf *body, const ConvK *c, const GemmPlan *p, cons
                "%s        ",
                ind, plane, plane, ind, lit(oh), ind, lit(oh), lit(p->nr), lit(oh), lit(p->nr), ind);
     if (p->pix) {
+        *decls = ", od, oh, nr";
         buf_printf(body,
                    "mlbc_gemm_f32_pix(nr * %s, %s, %s, %s + %s, pix, offs, %s, %s, %s, yp, %s);\n",
                    ow, mg, lit(taps), xs, row, wg, lit(gemm_panel_stride(taps)), cargs, mg);
-        buf_printf(body, "%s        %s\n%s            for (i = 0; i < nr * %s; i++)\n"
-                         "%s                yt[m * %s + i] = yp[i * %s + m];\n",
-                   ind, loop_head("", "m", g->MG, 1), ind, ow, ind, ldy, mg);
-    } else if (p->row_calls) {
+        buf_printf(body, "%s        %s;\n%s    }\n", ind, pix_out_call(e, c, oh, out3[2]), ind);
+        return;
+    }
+    if (p->row_calls) {
         buf_printf(body, "for (i = 0; i < nr; i++)\n%s            ", ind);
         buf_printf(body, call, ow, strf("%s + i * %s", row, xw), "16", "8", strf("yt + i * %s", xw),
                    ldy);
@@ -892,19 +930,6 @@ static const char *conv_shape(const ConvK *c)
     return b.p;
 }
 
-static const char *epilogue_doc(const ConvK *c)
-{
-    const ConvEpilogue *ep = c->ep;
-    if (!ep)
-        return "";
-    const char *act = ep->act ? strf("; then %s", ep->act) : "";
-    if (!ep->pool_k[0])
-        return act;
-    return strf("%s; then MaxPool, kernel %lldx%lld, strides %lldx%lld -> %s", act,
-                (long long)ep->pool_k[0], (long long)ep->pool_k[1], (long long)ep->pool_s[0],
-                (long long)ep->pool_s[1], shape_str(c->Y));
-}
-
 /* Float Conv as matrix products (templates/conv_gemm.c). B, the columns, is read in place
  * from x itself (pointwise) or, for a unit stride along the last axis, from x or its padded
  * copy through a table of tap offsets, one product per output row (when that copy fits the
@@ -928,11 +953,11 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
     const char *cargs = !c->B ? "0, 0, 0"
                         : g->G > 1 ? strf("bias + g * %s, %s", lit(g->MG), bstride)
                                    : strf("bias, %s", bstride);
-    const char *pool = c->ep && c->ep->pool_k[0]
+    const char *pool = c->ep && c->ep->pool_k[0] && !p.pix
                        ? maxpool_rows_kernel(e, c->n, pooled(c, 1), c->ep->pool_k[1],
                                              c->ep->pool_s[1], 1, p.yw) : NULL;
     /* a Relu before a fused pool is the pool's (emit_tile_pool) */
-    const char *relu = c->ep && c->ep->act && !pool
+    const char *relu = c->ep && c->ep->act && !(c->ep->pool_k[0] || p.pix)
                        ? kernel(e, c->n, "conv_relu", "DOC", strf("Conv: the fused %s", c->ep->act),
                                 NULL) : NULL;
     Buf bufs = {0}, pre = {0}, body = {0};
@@ -941,16 +966,16 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         buf_printf(&bufs, "    float *restrict xp = ws; /* the group's input, zero-padded: %s */\n",
                    lit(p.pad_floats));
     if (p.buf_floats)
-        buf_printf(&bufs, "    float *restrict %s = %s; /* %s */\n", p.shifted ? "yt" : "xcol",
+        buf_printf(&bufs, "    float *restrict %s = %s; /* %s */\n",
+                   p.pix ? "yp" : p.shifted ? "yt" : "xcol",
                    p.pad_floats ? strf("ws + %s", lit(p.pad_floats)) : "ws",
-                   p.shifted ? strf("[channel][%s rows of %s]: a product's output",
-                                    lit(p.nr), lit(p.yw))
-                             : "[tap][pixel of the tile]");
-    if (p.pix) {
-        buf_printf(&bufs, "    float *restrict yp = yt + %s; /* [pixel][channel]: the product's "
-                          "output */\n", lit(g->MG * p.nr * p.yw));
+                   p.pix ? strf("[%s rows of %s pixels][channel]: a product's output",
+                                lit(p.nr), lit(p.yw))
+                   : p.shifted ? strf("[channel][%s rows of %s]: a product's output",
+                                      lit(p.nr), lit(p.yw))
+                               : "[tap][pixel of the tile]");
+    if (p.pix)
         emit_pixel_offsets(&bufs, p.nr, out3[2], p.src[2]);
-    }
     if (p.direct) {
         buf_printf(&body, "%smlbc_gemm_f32(%s, np, %s, %s, %s, xg + p0, 16, %s, 0, %s, yg + p0, %s);\n",
                    ind, lit(g->MG), lit(taps), wg, lit(taps), lit(isp), cargs, lit(osp));
@@ -960,7 +985,7 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
             buf_printf(&pre, "            %s(xg, xp);\n", emit_pad(e, c, p.src, p.pad_floats));
         if (p.shifted) {
             emit_tap_offsets(&bufs, c, p.src);
-            emit_row_products(&body, c, &p, xs, wg, cargs, relu, pool, &decls);
+            emit_row_products(e, &body, c, &p, xs, wg, cargs, relu, pool, &decls);
         } else {
             if (p.rows)
                 buf_printf(&body, "%s%s(%s, p0 / %s, np / %s, xcol);\n", ind,

@@ -1,0 +1,107 @@
+// The output of a Conv product whose rows are pixels (mlbc_gemm_f32_pix; compiler/ops/op_conv.c)
+// into y's channel planes, in one pass. yp is [pixel][channel]: the product's rows of OW
+// pixels, MG channels a pixel. Output j of channel m (rows of PW outputs, planes YPS floats
+// apart) is a window of the KH x KW pixels from row j / PW * KH, column j % PW * S:
+//     CLAMP 0 (a 1x1 window): yp's value itself;
+//     CLAMP 1: acc = INIT, then acc = v > acc ? v : acc over the window's taps row by row.
+// With INIT = -inf that is the fused MaxPool in the tap order and update of
+// templates/pool_max_rows.c; with INIT = +0 a fused Relu (a 1x1 window: a > 0 ? a : 0, as
+// the Relu node) or a Relu then MaxPool (max(relu(taps)) = max(+0, taps)): the same bits as
+// the unfused nodes. SSE2's maxps(v, acc) and NEON's bit select on v > acc are that update.
+// Vector paths (templates/pool_isa.c): four channels of four outputs at a time, transposed in
+// registers into four runs of one channel's outputs.
+/* ${DOC} */
+
+/* pixel of output j's window, first tap */
+static inline long ${FN}_pixel(long j)
+{
+    return j / ${PW} * ${KH} * ${OW} + j % ${PW} * ${S};
+}
+
+/* one channel of an output; p: its window's first tap */
+static inline float ${FN}_one(const float *restrict p)
+{
+    float acc = p[0];
+    long t;
+    if (${CLAMP})
+        acc = acc > ${INIT} ? acc : ${INIT};
+    for (t = 1; t < ${KH} * ${KW}; t++) {
+        const float v = p[(t / ${KW} * ${OW} + t % ${KW}) * ${MG}];
+        acc = v > acc ? v : acc;
+    }
+    return acc;
+}
+
+#if MLBC_POOL_SSE2
+/* four channels of an output, as ${FN}_one */
+static inline __m128 ${FN}_four(const float *restrict p)
+{
+    __m128 acc = _mm_loadu_ps(p);
+    long t;
+    if (${CLAMP})
+        acc = _mm_max_ps(acc, _mm_set1_ps(${INIT}));
+    for (t = 1; t < ${KH} * ${KW}; t++)
+        acc = _mm_max_ps(_mm_loadu_ps(p + (t / ${KW} * ${OW} + t % ${KW}) * ${MG}), acc);
+    return acc;
+}
+
+/* four channels of four outputs p[0..3]: channel m + c's outputs j .. j + 3 at y[c * YPS] */
+static inline void ${FN}_block(const float *restrict const *p, long m, float *restrict y)
+{
+    __m128 a0 = ${FN}_four(p[0] + m), a1 = ${FN}_four(p[1] + m);
+    __m128 a2 = ${FN}_four(p[2] + m), a3 = ${FN}_four(p[3] + m);
+    _MM_TRANSPOSE4_PS(a0, a1, a2, a3);
+    _mm_storeu_ps(y, a0);
+    _mm_storeu_ps(y + ${YPS}, a1);
+    _mm_storeu_ps(y + 2 * ${YPS}, a2);
+    _mm_storeu_ps(y + 3 * ${YPS}, a3);
+}
+#elif MLBC_POOL_NEON
+static inline float32x4_t ${FN}_four(const float *restrict p)
+{
+    float32x4_t acc = vld1q_f32(p);
+    long t;
+    if (${CLAMP}) {
+        const float32x4_t init = vdupq_n_f32(${INIT});
+        acc = vbslq_f32(vcgtq_f32(acc, init), acc, init);
+    }
+    for (t = 1; t < ${KH} * ${KW}; t++) {
+        const float32x4_t v = vld1q_f32(p + (t / ${KW} * ${OW} + t % ${KW}) * ${MG});
+        acc = vbslq_f32(vcgtq_f32(v, acc), v, acc);
+    }
+    return acc;
+}
+
+static inline void ${FN}_block(const float *restrict const *p, long m, float *restrict y)
+{
+    const float32x4x2_t t01 = vtrnq_f32(${FN}_four(p[0] + m), ${FN}_four(p[1] + m));
+    const float32x4x2_t t23 = vtrnq_f32(${FN}_four(p[2] + m), ${FN}_four(p[3] + m));
+    vst1q_f32(y, vcombine_f32(vget_low_f32(t01.val[0]), vget_low_f32(t23.val[0])));
+    vst1q_f32(y + ${YPS}, vcombine_f32(vget_low_f32(t01.val[1]), vget_low_f32(t23.val[1])));
+    vst1q_f32(y + 2 * ${YPS}, vcombine_f32(vget_high_f32(t01.val[0]), vget_high_f32(t23.val[0])));
+    vst1q_f32(y + 3 * ${YPS}, vcombine_f32(vget_high_f32(t01.val[1]), vget_high_f32(t23.val[1])));
+}
+#endif
+
+/* rows x PW outputs from a product's output yp into y (channel m at y + m * YPS) */
+static void ${FN}(const float *restrict yp, long rows, float *restrict y)
+{
+    const long n = rows * ${PW};
+    long j = 0, m;
+#if MLBC_POOL_SSE2 || MLBC_POOL_NEON
+    for (; j + 4 <= n; j += 4) {
+        const float *restrict p[4];
+        long q;
+        for (q = 0; q < 4; q++)
+            p[q] = yp + ${FN}_pixel(j + q) * ${MG};
+        for (m = 0; m + 4 <= ${MG}; m += 4)
+            ${FN}_block(p, m, y + m * ${YPS} + j);
+        for (; m < ${MG}; m++)
+            for (q = 0; q < 4; q++)
+                y[m * ${YPS} + j + q] = ${FN}_one(p[q] + m);
+    }
+#endif
+    for (; j < n; j++)
+        for (m = 0; m < ${MG}; m++)
+            y[m * ${YPS} + j] = ${FN}_one(yp + ${FN}_pixel(j) * ${MG} + m);
+}
