@@ -117,13 +117,14 @@ CONV_POOL_CASES = [
     ((1, 3, 9, 8), 12, True, (3, 2), (3, 2)),
     ((1, 2, 6, 8), 2, True, (2, 2), (2, 2)),
     # pixels as the products' rows (op_conv.c, pix_pays): the last CONV_POOL_PIX; 14
-    # channels: blocks of four and two left over (templates/conv_pix_out.c)
+    # channels: blocks of four and two left over (templates/conv_pix_out.c); rows of 8
     ((1, 8, 7, 7), 32, True, (2, 2), (2, 2)),
     ((1, 4, 9, 5), 16, False, (3, 1), (3, 1)),
     ((1, 1, 28, 28), 16, False, (2, 3), (2, 2)),
     ((1, 3, 10, 5), 14, True, (2, 2), (2, 2)),
+    ((1, 4, 8, 8), 16, True, (2, 2), (2, 2)),
 ]
-CONV_POOL_PIX = 4
+CONV_POOL_PIX = 5
 
 
 def conv_pool_graph(keep_apart):
