@@ -834,9 +834,9 @@ static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
  * product each. Where pixels as the product's rows waste fewer columns (GemmPlan.pix), its
  * output yp, [pixel][channel], goes into y in one pass (pix_out_call) instead. Else
  * one product per output row (N = OW) writes straight into y. */
-static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan *p, const char *xs,
-                              const char *wg, const char *cargs, const char *relu,
-                              const char *pool, const char **decls)
+static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan *p,
+                              const char *xs, const char *wg, const char *cargs,
+                              const char *relu, const char *pool, const char **decls)
 {
     const Geom *g = &c->g;
     const int64_t *src = p->src;
