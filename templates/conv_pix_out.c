@@ -18,6 +18,12 @@ static inline long ${FN}_pixel(long j)
     return j / ${PW} * ${KH} * ${OW} + j % ${PW} * ${S};
 }
 
+/* tap t of a window (row t / KW, column t % KW), from its first, in floats of yp */
+static inline long ${FN}_tap(long t)
+{
+    return (t / ${KW} * ${OW} + t % ${KW}) * ${MG};
+}
+
 /* one channel of an output; p: its window's first tap */
 static inline float ${FN}_one(const float *restrict p)
 {
@@ -26,7 +32,7 @@ static inline float ${FN}_one(const float *restrict p)
     if (${CLAMP})
         acc = acc > ${INIT} ? acc : ${INIT};
     for (t = 1; t < ${KH} * ${KW}; t++) {
-        const float v = p[(t / ${KW} * ${OW} + t % ${KW}) * ${MG}];
+        const float v = p[${FN}_tap(t)];
         acc = v > acc ? v : acc;
     }
     return acc;
@@ -41,7 +47,7 @@ static inline __m128 ${FN}_four(const float *restrict p)
     if (${CLAMP})
         acc = _mm_max_ps(acc, _mm_set1_ps(${INIT}));
     for (t = 1; t < ${KH} * ${KW}; t++)
-        acc = _mm_max_ps(_mm_loadu_ps(p + (t / ${KW} * ${OW} + t % ${KW}) * ${MG}), acc);
+        acc = _mm_max_ps(_mm_loadu_ps(p + ${FN}_tap(t)), acc);
     return acc;
 }
 
@@ -66,7 +72,7 @@ static inline float32x4_t ${FN}_four(const float *restrict p)
         acc = vbslq_f32(vcgtq_f32(acc, init), acc, init);
     }
     for (t = 1; t < ${KH} * ${KW}; t++) {
-        const float32x4_t v = vld1q_f32(p + (t / ${KW} * ${OW} + t % ${KW}) * ${MG});
+        const float32x4_t v = vld1q_f32(p + ${FN}_tap(t));
         acc = vbslq_f32(vcgtq_f32(v, acc), v, acc);
     }
     return acc;

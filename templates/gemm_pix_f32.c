@@ -1,5 +1,5 @@
 // Float matrix product whose A rows are found through tables, for convolutions whose output
-// rows waste many columns in mlbc_gemm_f32_taps (rows of 5 or 7 pixels, say;
+// rows waste columns in mlbc_gemm_f32_taps (rows of 5, 7, 8 or 14 pixels, say;
 // compiler/ops/op_conv.c, pix_pays): the rows are output pixels, a[m][k] = a[apix[m] +
 // offs[k]], tap k of pixel m in the (padded) input; the columns are output channels, B the
 // weights packed at compile time (bps floats from one panel to the next, 16 a row,
