@@ -70,7 +70,7 @@ def latency_plot(models, path, title, stat="median"):
 
 ROUNDTRIP_STYLE = {"a": ("-", "o", "#1f77b4"), "b": ("-", "s", "#d62728"),
                    "B": ("--", "s", "#ff9896"), "p": ("-", "D", "#9467bd"),
-                   "c": ("-", "^", "#7f7f7f"),
+                   "c": ("-", "^", "#7f7f7f"), "C": ("--", "^", "#bcbd22"),
                    "d": ("-", "v", "#2ca02c"), "A": (":", None, "#1f77b4"),
                    "D": (":", None, "#2ca02c")}
 

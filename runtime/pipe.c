@@ -61,6 +61,7 @@
 #define MAX_PIPE_BYTES ((size_t)1 << 20)       /* FIFO capacity asked for at most (Linux's
                                                    default limit for unprivileged users) */
 #define MAX_IOV_INPUTS 64                     /* more inputs: one copied buffer */
+#define SPLICE_MIN_BYTES 16384                /* observations this large go by vmsplice(2) */
 #define JSON_REPLY_SLACK 4096                    /* JSON reply limit: slack + 64 bytes/element */
 
 typedef struct ctx_count {
@@ -73,6 +74,7 @@ typedef struct pipe_impl {
     int timeout_ms;
     int in_fd, out_fd;
     int in_is_fifo;                 /* surplus detection needs a FIFO (or pipe) */
+    int no_splice;                  /* BASE.out refused vmsplice(2) (not a pipe): writev */
     char *base;
     unsigned char *advice;          /* the advice buffer returned by evaluate */
     size_t advice_bytes;
@@ -213,7 +215,8 @@ static int open_with_deadline(const char *path, int flags, int64_t deadline, int
 /* About the size of an observation record: its tensors (JSON: as text) and some slack. */
 static size_t record_bytes(const mlbc_runner *r, const pipe_impl *p)
 {
-    size_t n = 4096;
+    size_t n = 4 * 4096;            /* the header; spliced, a slot for the newline and two
+                                     * for the payload's unaligned ends */
     for (int i = 0; i < r->ninputs; i++)
         n += p->framing == MLBC_FRAMING_BRIDGE_JSON ? (size_t)mlbc_spec_count(&r->specs[i]) * 24
                                                    : mlbc_spec_bytes(&r->specs[i]);
@@ -233,8 +236,17 @@ static void fit_pipe(int fd, size_t bytes)
 }
 
 /* Writes the iovecs until done or the deadline (SIGPIPE is blocked by the caller). 0, or
- * -EPIPE (no reader), -ETIMEDOUT, or another -errno. *sent counts the bytes written. */
-static int write_iov(pipe_impl *p, struct iovec *iov, int n, int64_t deadline, size_t *sent)
+ * -EPIPE (no reader), -ETIMEDOUT, or another -errno. *sent counts the bytes written.
+ *
+ * With splice, the pages are lent to the pipe by vmsplice(2) instead of copied into it: the
+ * host's read is then the only copy, which halved the round trip of 200 KB observations.
+ * The pipe holds references to the pages until the host reads them, so a spliced record
+ * must stay unchanged until then: only an observation is (the inputs, its header in p->out
+ * and the newline change at the next record at the earliest, after the host's answer, which
+ * it gives once it has read the observation). BASE.out being no pipe (or vmsplice being
+ * refused) turns splicing off for good, with nothing written. */
+static int write_iov(pipe_impl *p, struct iovec *iov, int n, int64_t deadline, size_t *sent,
+                     int splice)
 {
     size_t off = 0;
     int rc = 0;
@@ -243,7 +255,14 @@ static int write_iov(pipe_impl *p, struct iovec *iov, int n, int64_t deadline, s
         n--;
     }
     while (n > 0) {
-        ssize_t w = writev(p->out_fd, iov, n > IOV_MAX ? IOV_MAX : n);
+        int cnt = n > IOV_MAX ? IOV_MAX : n, lend = splice && !p->no_splice;
+        ssize_t w = lend ? vmsplice(p->out_fd, iov, (size_t)cnt, SPLICE_F_NONBLOCK)
+                         : writev(p->out_fd, iov, cnt);
+        if (w < 0 && lend && (errno == EBADF || errno == EINVAL || errno == ENOSYS ||
+                              errno == EPERM)) {
+            p->no_splice = 1;
+            continue;
+        }
         if (w > 0) {
             off += (size_t)w;
             while (n > 0 && (size_t)w >= iov->iov_len) {
@@ -284,7 +303,7 @@ static int write_all(pipe_impl *p, const char *data, size_t len, int64_t deadlin
                      size_t *sent)
 {
     struct iovec v = {(void *)data, len};
-    return write_iov(p, &v, 1, deadline, sent);
+    return write_iov(p, &v, 1, deadline, sent, 0);
 }
 
 /* SIGPIPE blocked for this thread around a whole record; one raised by its writes is
@@ -334,7 +353,7 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
     }
     /* the record: p->out, then (an LLVM observation) the inputs and "\n" without a copy */
     struct iovec iov[2 + MAX_IOV_INPUTS];
-    int niov = 0;
+    int niov = 0, splice;
     size_t total = p->out.len;
     iov[niov++] = (struct iovec){p->out.data, p->out.len};
     if (p->payload) {
@@ -346,9 +365,10 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
         iov[niov++] = (struct iovec){"\n", 1};
         total += 1;
     }
+    splice = p->payload && total >= SPLICE_MIN_BYTES;
     sigpipe_guard guard;
     sigpipe_block(&guard);
-    int rc = write_iov(p, iov, niov, deadline, &sent);
+    int rc = write_iov(p, iov, niov, deadline, &sent, splice);
     int epipe = rc == -EPIPE;
     while (rc == -EPIPE && !p->confirmed) {
         close(p->out_fd);
@@ -371,7 +391,7 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
                     iov[niov++] = (struct iovec){r->inputs[i], mlbc_spec_bytes(&r->specs[i])};
                 iov[niov++] = (struct iovec){"\n", 1};
             }
-            rc = write_iov(p, iov, niov, deadline, &sent);
+            rc = write_iov(p, iov, niov, deadline, &sent, splice);
         }
         epipe |= rc == -EPIPE;
     }

@@ -13,6 +13,7 @@ import unittest.mock
 import re
 import shutil
 import stat
+import struct
 import subprocess
 import sys
 import tempfile
@@ -103,6 +104,11 @@ def expected(advice, k):
     return [v]
 
 
+def big_values(k, n):
+    """pipe_client's feature e in its evaluation k (--big n)."""
+    return [float((k * 131 + j) % 977) for j in range(n)]
+
+
 def make_policy(advice, calls, as_numpy=False, shaped=True):
     def policy(f, ctx, idx):
         if as_numpy:
@@ -111,6 +117,8 @@ def make_policy(advice, calls, as_numpy=False, shaped=True):
             assert shaped or f["b"].shape == (6,), f
             f = {k: v.reshape(-1).tolist() for k, v in f.items()}
         calls.append((ctx, idx, f["a"][0]))
+        if "e" in f and list(f["e"]) != big_values(f["a"][0], len(f["e"])):
+            calls.append("e of evaluation %d is not its own" % f["a"][0])
         a, b, c, d = f["a"][0], f["b"], f["c"][0], f["d"]
         v = a * 1000 + int(sum(b) * 2) + c + sum(d)
         if advice == "float":
@@ -246,6 +254,41 @@ def test_good_host(bins):
                   obs[1].context == "y" and obs[1].features["d"] == [10, 10, 1, 0] and
                   obs[2].id == 1,
                   "%r %r" % (kinds, obs))
+
+
+def test_lent_observations(bins):
+    """Observations of 16 KB and more are lent to the FIFO (vmsplice), not copied: the host
+    must see each evaluation's own values although the client rewrites the same buffers for
+    the next one. Where BASE.out is a regular file the runner writes instead."""
+    ops = ["obs=2", "ctx=f1", "obs=2"]
+    want = [(k, expected("int64", k)) for k in range(4)]
+    for kind in ("plain", "asan"):
+        for framing in ("llvm", "protobuf"):
+            with tempfile.TemporaryDirectory() as tmp:
+                res, out, err, calls, _ = good_run(tmp, bins, kind, framing, "int64", ops,
+                                                   as_numpy=True, extra=["--big", "20000"])
+            adv, nsess, _ = parse_client(out)
+            bad = [c for c in calls if isinstance(c, str)]
+            check("80 KB observations, each seen with its own values (%s framing, %s)"
+                  % (framing, kind),
+                  res.ok and nsess == 2 and all(adv.get(s) == want for s in (1, 2)) and
+                  len(calls) == 8 and san_clean(kind, err),
+                  "%r %r %s %s" % (res, bad or calls[:2], out[-300:], err[-600:]))
+        with tempfile.TemporaryDirectory() as tmp:
+            base = os.path.join(tmp, "ch")
+            open(base + ".out", "wb").close()
+            with open(base + ".in", "wb") as f:       # the three int64 answers, in advance
+                f.write(b"".join(struct.pack("=q", 7 * k) for k in range(3)))
+            p = subprocess.run([bins[("pipe_client", kind)], base, "--timeout", "2000",
+                                "--big", "20000", "obs=3"], capture_output=True, text=True,
+                               timeout=60, env=client_env(kind))
+            with open(base + ".out", "rb") as f:
+                recs = [x for x in LogReader(f).records() if x.kind == "observation"]
+            check("a regular file as BASE.out gets the 80 KB observations written (%s)" % kind,
+                  p.returncode == 0 and [x.id for x in recs] == [0, 1, 2] and
+                  all(x.features["e"] == big_values(x.id, 20000) for x in recs) and
+                  "advice 2 14" in p.stdout and san_clean(kind, p.stderr),
+                  "status %s: %s %s" % (p.returncode, p.stdout[-300:], p.stderr[-600:]))
 
 
 # ---- misbehaving hosts ---------------------------------------------------------------------------
@@ -925,6 +968,7 @@ def main():
     else:
         bins = build(build_dir)
         test_good_host(bins)
+        test_lent_observations(bins)
         test_bad_hosts(bins)
         test_foreign_fifos(bins)
         test_stream_lying_length()

@@ -6,8 +6,8 @@
  *
  * Features: a int64[1] = k, b float[2,3] = k + 0.5*i, c int32 (rank 0) = -k,
  * d uint8[4] = {10, 10, k & 255, 0} (newline bytes inside the payload), where k counts the
- * evaluations of the session from 0; with --big N also e float[N] = 0 (a payload larger
- * than a pipe's buffer).
+ * evaluations of the session from 0; with --big N also e float[N], e[j] = (131k + j) mod
+ * 977 (a payload larger than a pipe's buffer, different in each evaluation).
  *
  * Prints "session S", "advice K V..." per evaluation, and on failure
  * "open-error MS MSG" (exit 2) or "eval-error MS MSG" / "ctx-error MS MSG" followed by
@@ -178,6 +178,9 @@ int main(int argc, char **argv)
                 *(int32_t *)mlbc_runner_input(r, 2) = (int32_t)-k;
                 uint8_t *d = mlbc_runner_input(r, 3);
                 d[0] = 10, d[1] = 10, d[2] = (uint8_t)(k & 255), d[3] = 0;
+                float *e = big ? mlbc_runner_input(r, 4) : NULL;
+                for (int64_t j = 0; j < big; j++)
+                    e[j] = (float)((k * 131 + j) % 977);
                 t0 = now_ms();
                 const void *a = mlbc_runner_evaluate(r);
                 if (!a) {
