@@ -6,10 +6,12 @@
  *   b  mlbc_runner_pipe (LLVM InteractiveModelRunner framing) to the mlbc_gym host;
  *   p  the same with the protobuf framing (runtime/mlbc.proto) to the mlbc_gym host;
  *   g  mlbc_runner_grpc (client role) to mlbc_gym's model server (roundtrip_host.py grpc:
- *      Python grpcio, numpy) over loopback TCP, one Inference/Evaluate call per query;
+ *      Python grpcio, numpy) over loopback TCP, one Inference/Evaluate call per query (it
+ *      has no EvaluateStream);
  *   G  the same runner to the C++ model server mlbc-serve --listen runs
  *      (mlbc_grpc_serve_model over the model compiled by mlbc) in a child process, one
- *      server per N: the gRPC transport without Python;
+ *      server per N: the gRPC transport without Python, the queries as messages of one
+ *      Inference/EvaluateStream call;
  *   B  the same runner to a minimal LLVM-framing numpy host (roundtrip_host.py llvm): splits
  *      b's cost between the C runner and the Python host;
  *   c  the pipe floor: write the N raw floats to a FIFO, read 4 bytes back from another

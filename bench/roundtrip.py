@@ -5,8 +5,10 @@ scalar (ONNX MatMul [1,N]x[N,1] + Add, compiled by mlbc), total milliseconds ove
   (a) mlbc_runner_release over the compiled model, linked in;
   (b) mlbc_runner_pipe (LLVM InteractiveModelRunner framing) to the mlbc_gym host (numpy);
   (p) as (b) with the protobuf framing (runtime/mlbc.proto);
-  (g) mlbc_runner_grpc to mlbc_gym's gRPC model server (Python grpcio, numpy), loopback TCP;
-  (G) the same runner to the C++ model server of `mlbc-serve --listen` (the compiled model);
+  (g) mlbc_runner_grpc to mlbc_gym's gRPC model server (Python grpcio, numpy), loopback TCP:
+      an Evaluate call per query (that server has no EvaluateStream);
+  (G) the same runner to the C++ model server of `mlbc-serve --listen` (the compiled model):
+      the queries of an N are the messages of one EvaluateStream call;
   (c) the pipe floor: raw floats over the same kind of FIFOs to a minimal numpy reader;
   (c') the same floor with the floats lent to the pipe by vmsplice(2), not copied into it,
       as mlbc_runner_pipe sends observations of 16 KB and more;
@@ -53,8 +55,8 @@ LABELS = {
     "b": "(b) pipe runner (LLVM framing) <-> mlbc_gym host, numpy",
     "B": "(b') = (b)'s runner <-> minimal LLVM-framing numpy host",
     "p": "(p) pipe runner (protobuf framing) <-> mlbc_gym host, numpy",
-    "g": "(g) gRPC runner <-> mlbc_gym model server (grpcio), numpy",
-    "G": "(G) gRPC runner <-> C++ model server (mlbc-serve --listen's)",
+    "g": "(g) gRPC runner <-> mlbc_gym model server (grpcio, Evaluate calls), numpy",
+    "G": "(G) gRPC runner <-> C++ model server (mlbc-serve --listen's, a stream)",
     "c": "(c) pipe floor: raw floats <-> minimal numpy reader, no protocol",
     "C": "(c') = (c) with the floats lent to the pipe by vmsplice(2), not copied",
     "d": "(d) in-process floor: plain C loop, 8 accumulators",

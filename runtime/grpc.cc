@@ -2,8 +2,10 @@
  * runtime's runner interface, in C++ (gRPC's only complete API) behind a C API, built into
  * its own archive so that programs without gRPC need neither libstdc++ nor grpc++.
  *
- * Client role: evaluate is one Inference/Evaluate call per decision, retried with backoff
- * only while the peer is unreachable (UNAVAILABLE); a stalled peer costs one deadline.
+ * Client role: a session's decisions are messages of one Inference/EvaluateStream call
+ * (async API, so that each waits at most the deadline), or one Evaluate call each where the
+ * server has no EvaluateStream; retried with backoff only while the peer is unreachable
+ * (UNAVAILABLE); a stalled peer costs one deadline.
  * Server role: a sync gRPC server whose Training/Step handler meets evaluate at a monitor
  * (mutex + condition variable): evaluate publishes the observation and waits for the
  * advice; Step hands in the advice and waits for the next observation or the end.
@@ -11,6 +13,7 @@
 #include <arpa/inet.h>
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
@@ -201,9 +204,115 @@ int retry_delay_ms(int backoff_ms, int k)
     return d > 60000 ? 60000 : (int)d;
 }
 
+using Stream = grpc::ClientAsyncReaderWriter<mlbc::Observation, mlbc::Advice>;
+
 struct Client : Impl {
     std::unique_ptr<mlbc::Inference::Stub> stub;
+    /* The session's EvaluateStream, opened at the first decision; one operation at a time
+     * is in flight on it, its completion awaited on cq. */
+    grpc::CompletionQueue cq;
+    std::unique_ptr<grpc::ClientContext> sctx;
+    std::unique_ptr<Stream> stream;
+    bool unary = false;             /* the server has no EvaluateStream: Evaluate calls */
+    ~Client() override;
 };
+
+std::chrono::system_clock::time_point deadline_in(int ms)
+{
+    return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
+}
+
+/* Waits until deadline for the operation in flight on c's stream: 1 it succeeded, 0 it
+ * failed (the call is over; Finish says why), -1 the deadline passed first. */
+int wait_op(Client *c, std::chrono::system_clock::time_point deadline)
+{
+    void *tag;
+    bool ok;
+    grpc::CompletionQueue::NextStatus st = c->cq.AsyncNext(&tag, &ok, deadline);
+    return st == grpc::CompletionQueue::TIMEOUT ? -1
+         : st == grpc::CompletionQueue::GOT_EVENT && ok ? 1 : 0;
+}
+
+/* Ends c's stream and returns its status. pending: an operation is still in flight (it
+ * timed out): the call is cancelled, which completes it at once. Otherwise the session is
+ * over (half-close, then the server's status), cancelled too if the server does not end
+ * the call within a second (or the timeout, if shorter). */
+grpc::Status end_stream(Client *c, bool pending)
+{
+    grpc::Status st;
+    if (!c->stream)
+        return st;
+    auto deadline = deadline_in(std::min(c->timeout_ms, kShutdownMs));
+    if (!pending) {
+        c->stream->WritesDone(c);
+        pending = wait_op(c, deadline) < 0;
+    }
+    if (pending) {
+        c->sctx->TryCancel();
+        wait_op(c, std::chrono::system_clock::time_point::max());   /* cancelled: at once */
+    }
+    c->stream->Finish(&st, c);
+    if (wait_op(c, deadline) < 0) {
+        c->sctx->TryCancel();
+        wait_op(c, std::chrono::system_clock::time_point::max());   /* cancelled: at once */
+    }
+    c->stream.reset();
+    c->sctx.reset();
+    return st;
+}
+
+Client::~Client()
+{
+    end_stream(this, false);
+    cq.Shutdown();
+    void *tag;
+    bool ok;
+    while (cq.Next(&tag, &ok)) {
+    }
+}
+
+/* One decision on the stream, opened first if need be: OK with the advice in reply, or
+ * the status that ended the stream (DEADLINE_EXCEEDED: no answer in time, cancelled). */
+grpc::Status stream_decision(Client *c, mlbc::Advice *reply)
+{
+    auto deadline = deadline_in(c->timeout_ms);
+    int k = 1;
+    if (!c->stream) {
+        c->sctx.reset(new grpc::ClientContext);
+        if (!c->token.empty())
+            c->sctx->AddMetadata("authorization", "Bearer " + c->token);
+        c->stream = c->stub->AsyncEvaluateStream(c->sctx.get(), &c->cq, c);
+        k = wait_op(c, deadline);
+    }
+    if (k == 1) {
+        c->stream->Write(c->obs, c);
+        k = wait_op(c, deadline);
+    }
+    if (k == 1) {
+        c->stream->Read(reply, c);
+        k = wait_op(c, deadline);
+    }
+    if (k == 1)
+        return grpc::Status::OK;
+    grpc::Status st = end_stream(c, k < 0);
+    return k < 0 ? grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded") : st;
+}
+
+/* One decision: on the stream, else (UNIMPLEMENTED there: from now on) an Evaluate call. */
+grpc::Status decide(Client *c, mlbc::Advice *reply)
+{
+    if (!c->unary) {
+        grpc::Status st = stream_decision(c, reply);
+        if (st.error_code() != grpc::StatusCode::UNIMPLEMENTED)
+            return st;
+        c->unary = true;
+    }
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline_in(c->timeout_ms));
+    if (!c->token.empty())
+        ctx.AddMetadata("authorization", "Bearer " + c->token);
+    return c->stub->Evaluate(&ctx, c->obs, reply);
+}
 
 std::shared_ptr<grpc::Channel> client_channel(const mlbc_runner *r, Client *c)
 {
@@ -230,13 +339,8 @@ const void *client_evaluate(mlbc_runner *r)
     Client *c = static_cast<Client *>(r->impl);
     fill_observation(r, c);
     for (int attempt = 0;; attempt++) {
-        grpc::ClientContext ctx;
-        ctx.set_deadline(std::chrono::system_clock::now() +
-                         std::chrono::milliseconds(c->timeout_ms));
-        if (!c->token.empty())
-            ctx.AddMetadata("authorization", "Bearer " + c->token);
         mlbc::Advice reply;
-        grpc::Status st = c->stub->Evaluate(&ctx, c->obs, &reply);
+        grpc::Status st = decide(c, &reply);
         if (st.ok()) {
             char err[200];
             if (take_advice(r, c, reply, err, sizeof err) == 0)
@@ -480,10 +584,14 @@ struct ModelServer : Impl, mlbc::Inference::Service {
     int port = -1;
     std::mutex mu;                  /* one call at a time: the model contexts are not shared */
     std::map<std::string, mlbc_runner *> runners;   /* release runners by feature set */
-    long calls = 0;
+    long calls = 0, streams = 0;
 
     grpc::Status Evaluate(grpc::ServerContext *ctx, const mlbc::Observation *req,
                           mlbc::Advice *reply) override;
+    grpc::Status EvaluateStream(grpc::ServerContext *ctx,
+                                grpc::ServerReaderWriter<mlbc::Advice, mlbc::Observation> *stream)
+        override;
+    grpc::Status answer(const mlbc::Observation &req, mlbc::Advice *reply);
     mlbc_runner *bind(const std::vector<mlbc_tensor_spec> &specs, const std::string &key,
                       char *err, size_t errlen);
     ~ModelServer()
@@ -560,10 +668,39 @@ grpc::Status ModelServer::Evaluate(grpc::ServerContext *ctx, const mlbc::Observa
 {
     if (!authorized(token, ctx))     /* before anything in the request is looked at */
         return unauthenticated();
+    return answer(*req, reply);
+}
+
+/* A session's decisions in order; the first one that fails ends the call with its status.
+ * The stream has this handler's thread (the sync server adds threads as streams open). */
+grpc::Status ModelServer::EvaluateStream(
+    grpc::ServerContext *ctx, grpc::ServerReaderWriter<mlbc::Advice, mlbc::Observation> *stream)
+{
+    if (!authorized(token, ctx))
+        return unauthenticated();
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        streams++;
+    }
+    mlbc::Observation req;
+    while (stream->Read(&req)) {
+        mlbc::Advice reply;
+        grpc::Status st = answer(req, &reply);
+        if (!st.ok())
+            return st;
+        if (!stream->Write(reply))
+            break;
+    }
+    return grpc::Status::OK;
+}
+
+/* One decision of the compiled model: the advice, or why not. */
+grpc::Status ModelServer::answer(const mlbc::Observation &req, mlbc::Advice *reply)
+{
     std::vector<mlbc_tensor_spec> specs;
     std::string key;
     char err[512];
-    if (request_specs(*req, &specs, &key, err, sizeof err))
+    if (request_specs(req, &specs, &key, err, sizeof err))
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
     std::lock_guard<std::mutex> lk(mu);
     mlbc_runner *r = bind(specs, key, err, sizeof err);
@@ -572,8 +709,8 @@ grpc::Status ModelServer::Evaluate(grpc::ServerContext *ctx, const mlbc::Observa
                             std::string("the model does not fit these features: ") + err);
     for (size_t i = 0; i < specs.size(); i++)
         if (void *buf = mlbc_runner_input(r, (int)i))
-            memcpy(buf, req->features((int)i).data().data(), mlbc_spec_bytes(&specs[i]));
-    mlbc_runner_set_context(r, req->context().c_str());
+            memcpy(buf, req.features((int)i).data().data(), mlbc_spec_bytes(&specs[i]));
+    mlbc_runner_set_context(r, req.context().c_str());
     const void *a = mlbc_runner_evaluate(r);
     if (!a)
         return grpc::Status(grpc::StatusCode::INTERNAL,
@@ -655,6 +792,13 @@ extern "C" long mlbc_grpc_model_server_calls(mlbc_grpc_model_server *s)
     ModelServer *m = reinterpret_cast<ModelServer *>(s);
     std::lock_guard<std::mutex> lk(m->mu);
     return m->calls;
+}
+
+extern "C" long mlbc_grpc_model_server_streams(mlbc_grpc_model_server *s)
+{
+    ModelServer *m = reinterpret_cast<ModelServer *>(s);
+    std::lock_guard<std::mutex> lk(m->mu);
+    return m->streams;
 }
 
 extern "C" void mlbc_grpc_model_server_free(mlbc_grpc_model_server *s)

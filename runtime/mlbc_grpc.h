@@ -4,8 +4,10 @@
  * that do not call this need none of it.
  *
  * Two roles, one runner interface (mlbc_runtime.h: evaluate returns the advice or NULL):
- *  - MLBC_GRPC_CLIENT: evaluate sends the inputs as an Observation to a model server's
- *    mlbc.Inference/Evaluate and returns its Advice (e.g. mlbc_gym.serve_model).
+ *  - MLBC_GRPC_CLIENT: evaluate sends the inputs as an Observation to a model server and
+ *    returns its Advice: the decisions of a runner are the messages of one
+ *    mlbc.Inference/EvaluateStream call (opened at the first), or, where the server has no
+ *    EvaluateStream (e.g. mlbc_gym.serve_model), one mlbc.Inference/Evaluate call each.
  *  - MLBC_GRPC_SERVER: the runner listens, and evaluate publishes the Observation to a
  *    driver calling mlbc.Training/Step (e.g. mlbc_gym.drive), then waits for the advice the
  *    driver's next Step carries. Freeing the runner answers the driver's last Step "done".
@@ -63,8 +65,8 @@ mlbc_runner *mlbc_runner_grpc(const char *address, const mlbc_tensor_spec *featu
  * -1 for other runners. */
 int mlbc_runner_grpc_port(const mlbc_runner *r);
 
-/* A model server: answers mlbc.Inference/Evaluate (what a client-role runner calls) with a
- * model compiled by mlbc, one call at a time. Each call's features are bound by name to
+/* A model server: answers mlbc.Inference/Evaluate and EvaluateStream (what a client-role
+ * runner calls) with a model compiled by mlbc, one decision at a time. Each call's features are bound by name to
  * the model's inputs as mlbc_runner_release binds them (ropt: prefixes, selector; may be
  * NULL); a call whose features do not fit the model is refused (FAILED_PRECONDITION). The
  * advice is the model's result named advice (the fetch prefix tried first), or its first
@@ -78,6 +80,7 @@ mlbc_grpc_model_server *mlbc_grpc_serve_model(const char *address, const mlbc_mo
                                               size_t errlen);
 int mlbc_grpc_model_server_port(const mlbc_grpc_model_server *s);   /* 0 for unix: */
 long mlbc_grpc_model_server_calls(mlbc_grpc_model_server *s);      /* answered so far */
+long mlbc_grpc_model_server_streams(mlbc_grpc_model_server *s);    /* EvaluateStream calls */
 /* Stops listening (calls in progress get a second to finish) and frees the server. */
 void mlbc_grpc_model_server_free(mlbc_grpc_model_server *s);
 

@@ -490,22 +490,39 @@ def evaluate(stub, feats, token=None, context=""):
     return int.from_bytes(a.advice.data, "little", signed=True), "OK"
 
 
-def test_listen(build_dir, tmp):
-    import grpc
-    from mlbc_gym import mlbc_pb2_grpc
+def listen(build_dir, tmp, *opts):
+    """mlbc-serve -v --listen for the TWICE model: (process, port), port None if it did not
+    say one (the process is then gone)."""
     model = os.path.join(tmp, "twice.onnxtxt")
     with open(model, "w") as f:
         f.write(TWICE)
     env = dict(os.environ, MLBC_CACHE_DIR=os.path.join(tmp, "cache"))
     srv = subprocess.Popen([os.path.join(build_dir, "mlbc-serve"), "--model", model, "--listen",
-                            LOCAL + ":0", "--token", "tok", "-v"], stderr=subprocess.PIPE,
-                           env=env)
+                            LOCAL + ":0", "-v"] + list(opts), stderr=subprocess.PIPE, env=env)
     line = srv.stderr.readline().decode()
-    if not check("listen: mlbc-serve --listen says its port", "port " in line, line):
+    if "port " not in line:
         srv.kill()
         srv.wait()
+        return srv, None
+    return srv, int(line.split("port ")[1])
+
+
+def stop_listening(srv):
+    """SIGTERM; what mlbc-serve said on stderr after its port."""
+    srv.send_signal(signal.SIGTERM)
+    try:
+        return srv.communicate(timeout=WAIT)[1].decode()
+    except subprocess.TimeoutExpired:
+        srv.kill()
+        return "a hang after SIGTERM"
+
+
+def test_listen(build_dir, tmp):
+    import grpc
+    from mlbc_gym import mlbc_pb2_grpc
+    srv, port = listen(build_dir, tmp, "--token", "tok")
+    if not check("listen: mlbc-serve --listen says its port", port is not None):
         return
-    port = int(line.split("port ")[1])
     stub = mlbc_pb2_grpc.InferenceStub(grpc.insecure_channel("%s:%d" % (LOCAL, port)))
     i64 = lambda v: v.to_bytes(8, "little", signed=True)       # noqa: E731
     answers = [evaluate(stub, [("a", 7, [1], i64(k))], "tok") for k in (0, 1, -5, 21)]
@@ -531,13 +548,49 @@ def test_listen(build_dir, tmp):
     send_junk(port)
     res = evaluate(stub, [("a", 7, [1], i64(50))], "tok")
     check("listen: junk on the socket, then still serving", res == (100, "OK"), str(res))
-    srv.send_signal(signal.SIGTERM)
-    try:
-        err = srv.communicate(timeout=WAIT)[1].decode()
-    except subprocess.TimeoutExpired:
-        srv.kill()
-        err = "a hang after SIGTERM"
+    err = stop_listening(srv)
     check("listen: SIGTERM ends it, 6 calls answered", "6 call(s) answered" in err, err[-300:])
+
+
+def test_streams(exe, build_dir, tmp):
+    """The runner's decisions as the messages of one EvaluateStream call, which mlbc-serve
+    --listen's C++ server has (mlbc_gym's has not: Evaluate calls there)."""
+    srv, port = listen(build_dir, tmp, "--token", "tok")
+    addr = "%s:%s" % (LOCAL, port)
+    res = run_client(exe, addr, "--n", 5, "--token", "tok")
+    bad = run_client(exe, addr, "--n", 2, "--token", "bad", "--timeout", 2000)
+    err = stop_listening(srv)
+    check("stream: 5 decisions answered on one EvaluateStream call (advice = a + a)",
+          res[0] == 0 and res[1] == {k: 2 * k for k in range(5)} and
+          "5 call(s) answered, 1 stream(s)" in err, "%s %s" % (res, err[-300:]))
+    bounded_null("stream: a wrong token is refused, nothing answered (the count above)", bad,
+                 0, 2000, ["UNAUTHENTICATED"])
+
+    calls = []
+    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0") as gym:
+        res = run_client(exe, "%s:%d" % (LOCAL, gym.port), "--n", 3)
+    check("stream: mlbc_gym's server has no EvaluateStream: Evaluate calls answer instead",
+          res[1] == {k: expected(k) for k in range(3)} and gym.calls == 3, str(res))
+
+    for what, outcome, sig, opts, bound, words in (
+            ("killed", "NULL after 3 attempts", signal.SIGKILL,
+             ["--timeout", 1000, "--retries", 2, "--backoff", 50], 3 * 1000 + 150,
+             ["no model server reachable", "UNAVAILABLE"]),
+            ("stalled", "NULL after one deadline", signal.SIGSTOP, ["--timeout", 700], 700,
+             ["DEADLINE_EXCEEDED"])):
+        srv, port = listen(build_dir, tmp)
+        client = Peer(exe, "client", "%s:%s" % (LOCAL, port), "--n", 3, "--pause", 300,
+                      *opts, listens=False)
+        first = client._readline()
+        client.head.append(first)
+        srv.send_signal(sig)
+        res = client.finish()
+        srv.send_signal(signal.SIGCONT)
+        stop_listening(srv)
+        check("stream: advice before the model server was " + what,
+              first.startswith("advice 0 0 "), first)
+        bounded_null("stream: model server %s mid-session: %s, sticky" % (what, outcome), res,
+                     1, bound, words)
 
 
 def main():
@@ -560,6 +613,7 @@ def main():
                     ["openssl", "version"], capture_output=True).returncode == 0):
                 test_tls(exe, tmp)
             test_listen(args.build, tmp)
+            test_streams(exe, args.build, tmp)
         test_garbage(exe)
         test_bad_servers(exe)
         test_cli(exe)

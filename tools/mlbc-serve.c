@@ -882,7 +882,9 @@ static int serve_grpc(server *s)
     }
     while (!g_signal && !(s->command && child_exited(s))) sleep_ms(20);
     if (g_signal) stop_child(s, g_signal);
-    if (s->verbose) note("%ld call(s) answered", mlbc_grpc_model_server_calls(m));
+    if (s->verbose)
+        note("%ld call(s) answered, %ld stream(s)", mlbc_grpc_model_server_calls(m),
+             mlbc_grpc_model_server_streams(m));
     mlbc_grpc_model_server_free(m);
     return exit_status(s, 0);
 }

@@ -3,11 +3,11 @@
  * int64[1]), two per context "fK".
  *
  *   grpc_peer client|server ADDRESS [--n N] [--timeout MS] [--retries N] [--backoff MS]
- *             [--token T] [--cert PEM --key PEM] [--ca PEM] [--remote]
+ *             [--token T] [--cert PEM --key PEM] [--ca PEM] [--remote] [--pause MS]
  *
  * Prints "port P" (server role, once listening), then per decision "advice K V MS" or
- * "null K MS ERROR" (MS: how long evaluate took), then "done". Exit status 0 unless the
- * runner could not be made (2). */
+ * "null K MS ERROR" (MS: how long evaluate took), then "done"; --pause: MS between two
+ * decisions. Exit status 0 unless the runner could not be made (2). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,8 @@ static double now_ms(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
+
+static int pause_ms;
 
 /* Parses the options after ROLE ADDRESS into o; returns the decision count, -1 if bad. */
 static int parse(int argc, char **argv, mlbc_grpc_options *o)
@@ -43,6 +45,7 @@ static int parse(int argc, char **argv, mlbc_grpc_options *o)
         else if (!strcmp(a, "--cert")) o->tls_cert = v;
         else if (!strcmp(a, "--key")) o->tls_key = v;
         else if (!strcmp(a, "--ca")) o->tls_ca = v;
+        else if (!strcmp(a, "--pause")) pause_ms = atoi(v);
         else return -1;
     }
     return n;
@@ -87,6 +90,10 @@ int main(int argc, char **argv)
         snprintf(ctx, sizeof ctx, "f%d", k / 2);
         if (k % 2 == 0)
             mlbc_runner_set_context(r, ctx);
+        if (k > 0 && pause_ms > 0) {
+            struct timespec ts = {pause_ms / 1000, pause_ms % 1000 * 1000000L};
+            nanosleep(&ts, NULL);
+        }
         fill(r, k);
         double t0 = now_ms();
         const int64_t *a = mlbc_runner_evaluate(r);

@@ -98,7 +98,9 @@ class _AdviceMaker:
 
 class ModelServer(mlbc_pb2_grpc.InferenceServicer):
     """Answers Evaluate with policy(features, context, index), one call at a time (as the
-    pipe host: a policy need not be thread-safe). .port is the port listened on; .calls
+    pipe host: a policy need not be thread-safe). It has no EvaluateStream (UNIMPLEMENTED,
+    so the C runner makes Evaluate calls): a stream would hold one of the workers for a
+    whole compiler session, and a few compilers would starve the rest. .port is the port listened on; .calls
     counts the answers; .exception holds an exception the policy raised (that call fails
     with INTERNAL, the compiler falls back). stop() or a with block ends it."""
 
