@@ -39,9 +39,10 @@ GRPC_CXXFLAGS = -std=c++17 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -fP
 GRPC_GEN  = $(BUILD)/grpc/mlbc.pb.cc $(BUILD)/grpc/mlbc.grpc.pb.cc
 GRPC_OBJS = $(BUILD)/grpc/grpc.o $(GRPC_GEN:.cc=.o)
 GRPC_LIB  = $(BUILD)/libmlbc_grpc.a
+GRPC_SO   = $(BUILD)/lib/mlbc/libmlbc_grpc.so
 PY_GEN    = runtime/python/mlbc_gym/mlbc_pb2.py runtime/python/mlbc_gym/mlbc_pb2_grpc.py
 
-all: $(BUILD)/mlbc $(BUILD)/test_unit $(RT_LIB) $(TOOLS) $(GRPC_LIB) $(PY_GEN)
+all: $(BUILD)/mlbc $(BUILD)/test_unit $(RT_LIB) $(TOOLS) $(GRPC_LIB) $(GRPC_SO) $(PY_GEN)
 
 $(BUILD)/libmlbc_rt.a: $(RT_OBJS)
 	rm -f $@ && ar rcs $@ $^
@@ -88,6 +89,13 @@ $(BUILD)/mlbc-%: tools/mlbc-%.c $(RT_LIB)
 GRPC_LIBS = $(shell pkg-config --libs grpc++ protobuf) -lstdc++
 $(BUILD)/mlbc-serve: tools/mlbc-serve.c $(RT_LIB) $(GRPC_LIB)
 	$(CC) $(CFLAGS) -Iruntime -o $@ $< $(GRPC_LIB) $(RT_LIB) $(GRPC_LIBS) $(RT_LIBS)
+
+# Both archives as one shared library, for mlbc_gym's serve_model (ctypes): its C++ model
+# server answers with a Python policy (mlbc_grpc_serve_policy), without grpcio's cost. In
+# lib/mlbc/, here and installed, so that -lmlbc_grpc keeps linking the archive.
+$(GRPC_SO): $(GRPC_OBJS) $(RT_OBJS)
+	@mkdir -p $(dir $@)
+	$(CXX) -shared -o $@ $^ $(GRPC_LIBS) $(RT_LIBS)
 
 $(BUILD)/test_unit: tests/unit.c $(filter-out $(BUILD)/main.o,$(OBJS))
 	$(CC) $(CPPFLAGS) $(CFLAGS) -o $@ $^ $(LDLIBS)
@@ -170,6 +178,8 @@ install: all
 	    $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PYTHONDIR)/mlbc_gym
 	install -m 755 $(BUILD)/mlbc $(TOOLS) $(DESTDIR)$(BINDIR)/
 	install -m 644 $(RT_LIB) $(GRPC_LIB) $(DESTDIR)$(LIBDIR)/
+	install -d $(DESTDIR)$(LIBDIR)/mlbc
+	install -m 644 $(GRPC_SO) $(DESTDIR)$(LIBDIR)/mlbc/
 	install -m 644 $(RT_HEADERS) $(DESTDIR)$(INCLUDEDIR)/
 	install -m 644 $(MANPAGES) $(DESTDIR)$(MANDIR)/man1/
 	install -m 644 $(PY_FILES) $(DESTDIR)$(PYTHONDIR)/mlbc_gym/
@@ -186,7 +196,8 @@ install: all
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(BINDIR)/,mlbc $(notdir $(TOOLS))) \
-	    $(DESTDIR)$(LIBDIR)/libmlbc_rt.a $(DESTDIR)$(LIBDIR)/libmlbc_grpc.a $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(RT_HEADERS))) \
+	    $(DESTDIR)$(LIBDIR)/libmlbc_rt.a $(DESTDIR)$(LIBDIR)/libmlbc_grpc.a \
+	    $(DESTDIR)$(LIBDIR)/mlbc/libmlbc_grpc.so $(addprefix $(DESTDIR)$(INCLUDEDIR)/,$(notdir $(RT_HEADERS))) \
 	    $(DESTDIR)$(PCDIR)/mlbc.pc $(DESTDIR)$(PCDIR)/mlbc-grpc.pc \
 	    $(DESTDIR)$(CMAKEDIR)/mlbcConfig.cmake \
 	    $(DESTDIR)$(CMAKEDIR)/mlbcConfigVersion.cmake \
@@ -194,6 +205,7 @@ uninstall:
 	    $(addprefix $(DESTDIR)$(PYTHONDIR)/mlbc_gym/,$(notdir $(PY_FILES)))
 	rm -rf $(DESTDIR)$(PYTHONDIR)/mlbc_gym/__pycache__
 	rmdir $(DESTDIR)$(CMAKEDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PYTHONDIR)/mlbc_gym \
+	    $(DESTDIR)$(LIBDIR)/mlbc \
 	    2>/dev/null || true
 
 clean:

@@ -6,8 +6,10 @@
  *   b  mlbc_runner_pipe (LLVM InteractiveModelRunner framing) to the mlbc_gym host;
  *   p  the same with the protobuf framing (runtime/mlbc.proto) to the mlbc_gym host;
  *   g  mlbc_runner_grpc (client role) to mlbc_gym's model server (roundtrip_host.py grpc:
- *      Python grpcio, numpy) over loopback TCP, one Inference/Evaluate call per query (it
- *      has no EvaluateStream);
+ *      its native engine, mlbc's C++ server calling the numpy policy) over loopback TCP,
+ *      the queries of an N as messages of one Inference/EvaluateStream call;
+ *   r  the same to mlbc_gym's grpcio engine (Python grpcio), one Inference/Evaluate call
+ *      per query (it has no EvaluateStream);
  *   G  the same runner to the C++ model server mlbc-serve --listen runs
  *      (mlbc_grpc_serve_model over the model compiled by mlbc) in a child process, one
  *      server per N: the gRPC transport without Python, the queries as messages of one
@@ -28,7 +30,7 @@
  * session opened) before the N's variants start and closed after them.
  *
  *   roundtrip WEIGHTS QUERIES ROUNDS VARIANTS GYM_BASE LLVM_BASE RAW_BASE PROTO_BASE GRPC_ADDR
- *             TIMEOUT_S
+ *             GRPCIO_ADDR TIMEOUT_S
  *
  * WEIGHTS: for each model of the table (models.c, generated), N floats W then 1 float b.
  * Prints "time V N ROUND NS" per variant, N and round, then "check V MAXERR" per variant
@@ -193,6 +195,7 @@ typedef struct block {
     mlbc_runner *rel, *pipe, *pipe2;  /* pipe: to the gym host (b), pipe2: minimal (B) */
     mlbc_runner *proto;             /* protobuf framing to the gym host (p) */
     mlbc_runner *grpc, *grpc2;      /* gRPC to mlbc_gym's server (g), to the C++ one (G) */
+    mlbc_runner *grpc3;             /* gRPC to mlbc_gym's grpcio server (r) */
     float *buf;                     /* the floors' input buffer */
 } block;
 
@@ -208,8 +211,8 @@ static double run_variant(block *k, char v, int q, int round)
     double t0 = 0;
     int row0 = round % POOL;        /* A and D: one vector for the whole run */
     mlbc_runner *r = v == 'b' ? k->pipe : v == 'B' ? k->pipe2 : v == 'p' ? k->proto
-                   : v == 'g' ? k->grpc : v == 'G' ? k->grpc2 : k->rel;
-    float *in = strchr("aAbBpgG", v) ? mlbc_runner_input(r, 0) : k->buf;
+                   : v == 'g' ? k->grpc : v == 'G' ? k->grpc2 : v == 'r' ? k->grpc3 : k->rel;
+    float *in = strchr("aAbBpgGr", v) ? mlbc_runner_input(r, 0) : k->buf;
     if (v == 'A' || v == 'D')
         memcpy(in, pool[row0], bytes);
     for (int i = -1; i < q; i++) {
@@ -219,7 +222,7 @@ static double run_variant(block *k, char v, int q, int round)
         const float *y;
         float yv;
         switch (v) {
-        case 'a': case 'b': case 'B': case 'p': case 'g': case 'G':
+        case 'a': case 'b': case 'B': case 'p': case 'g': case 'G': case 'r':
             memcpy(in, pool[row], bytes);
             /* fall through */
         case 'A':
@@ -378,14 +381,15 @@ int main(int argc, char **argv)
         alarm(60);
         return pingpong(atoi(argv[2]), atoi(argv[3]), atol(argv[4]));
     }
-    if (argc != 11) {
+    if (argc != 12) {
         fprintf(stderr, "usage: %s WEIGHTS QUERIES ROUNDS VARIANTS GYM_BASE LLVM_BASE "
-                "RAW_BASE PROTO_BASE GRPC_ADDR TIMEOUT_S\n", argv[0]);
+                "RAW_BASE PROTO_BASE GRPC_ADDR GRPCIO_ADDR TIMEOUT_S\n", argv[0]);
         return 2;
     }
-    int q = atoi(argv[2]), rounds = atoi(argv[3]), timeout_s = atoi(argv[10]);
+    int q = atoi(argv[2]), rounds = atoi(argv[3]), timeout_s = atoi(argv[11]);
     const char *variants = argv[4], *gym_base = argv[5], *llvm_base = argv[6];
     const char *raw_base = argv[7], *proto_base = argv[8], *grpc_addr = argv[9];
+    const char *grpcio_addr = argv[10];
     int nv = (int)strlen(variants);
     if (q < 1 || q > (int)(sizeof out / sizeof out[0]) || rounds < 1 || nv < 1 ||
         nv > MAX_VARIANTS || timeout_s < 1 || rt_nmodels > 1024)
@@ -432,7 +436,7 @@ int main(int argc, char **argv)
             int64_t xs[2] = {1, n}, ys[2] = {1, 1};
             mlbc_tensor_spec x = mlbc_spec("x", MLBC_FLOAT, 2, xs);
             mlbc_tensor_spec y = mlbc_spec("y", MLBC_FLOAT, 2, ys);
-            block k = {m, n, NULL, NULL, NULL, NULL, NULL, NULL, buf};
+            block k = {m, n, NULL, NULL, NULL, NULL, NULL, NULL, NULL, buf};
             reference(&k);
             if (!(k.rel = mlbc_runner_release(rt_models[m], &x, 1, &y, NULL, err, sizeof err)))
                 die("release runner: %s", err);
@@ -451,6 +455,9 @@ int main(int argc, char **argv)
             if (strchr(variants, 'g') &&
                 !(k.grpc = mlbc_runner_grpc(grpc_addr, &x, 1, &y, &go, err, sizeof err)))
                 die("grpc runner (mlbc_gym's server): %s", err);
+            if (strchr(variants, 'r') &&
+                !(k.grpc3 = mlbc_runner_grpc(grpcio_addr, &x, 1, &y, &go, err, sizeof err)))
+                die("grpc runner (mlbc_gym's grpcio server): %s", err);
             if (strchr(variants, 'G'))
                 start_model_server(&k, &x, &y, &go);
             char order[MAX_VARIANTS + 1];
@@ -471,6 +478,7 @@ int main(int argc, char **argv)
             mlbc_runner_free(k.proto);
             mlbc_runner_free(k.grpc);
             mlbc_runner_free(k.grpc2);
+            mlbc_runner_free(k.grpc3);
         }
     }
     for (int i = 0; i < nv; i++)

@@ -5,8 +5,10 @@ scalar (ONNX MatMul [1,N]x[N,1] + Add, compiled by mlbc), total milliseconds ove
   (a) mlbc_runner_release over the compiled model, linked in;
   (b) mlbc_runner_pipe (LLVM InteractiveModelRunner framing) to the mlbc_gym host (numpy);
   (p) as (b) with the protobuf framing (runtime/mlbc.proto);
-  (g) mlbc_runner_grpc to mlbc_gym's gRPC model server (Python grpcio, numpy), loopback TCP:
-      an Evaluate call per query (that server has no EvaluateStream);
+  (g) mlbc_runner_grpc to mlbc_gym's gRPC model server (numpy), loopback TCP: its native
+      engine, mlbc's C++ server calling the Python policy, the queries of an N on one
+      EvaluateStream call; (g') the same on mlbc_gym's grpcio engine: an Evaluate call per
+      query (it has no EvaluateStream);
   (G) the same runner to the C++ model server of `mlbc-serve --listen` (the compiled model):
       the queries of an N are the messages of one EvaluateStream call;
   (c) the pipe floor: raw floats over the same kind of FIFOs to a minimal numpy reader;
@@ -49,13 +51,14 @@ ROUNDS = 7
 SHOW_N = (500, 5000, 25000, 50000)              # per-N rows
 FIXED_N = 8                                     # the fixed cost per query: 8 floats
 FLAGS = ["-O2", "-march=x86-64-v2"]             # models, driver and the C floor alike
-VARIANTS = "abBpgGcCdAD"
+VARIANTS = "abBpgrGcCdAD"
 LABELS = {
     "a": "(a) release runner: model compiled by mlbc, linked in",
     "b": "(b) pipe runner (LLVM framing) <-> mlbc_gym host, numpy",
     "B": "(b') = (b)'s runner <-> minimal LLVM-framing numpy host",
     "p": "(p) pipe runner (protobuf framing) <-> mlbc_gym host, numpy",
-    "g": "(g) gRPC runner <-> mlbc_gym model server (grpcio, Evaluate calls), numpy",
+    "g": "(g) gRPC runner <-> mlbc_gym model server (C++ server, a stream), numpy",
+    "r": "(g') = (g) on mlbc_gym's grpcio engine (Evaluate calls)",
     "G": "(G) gRPC runner <-> C++ model server (mlbc-serve --listen's, a stream)",
     "c": "(c) pipe floor: raw floats <-> minimal numpy reader, no protocol",
     "C": "(c') = (c) with the floats lent to the pipe by vmsplice(2), not copied",
@@ -65,13 +68,15 @@ LABELS = {
 }
 TARGETS = [("(b)/(c)", "b", "c", 1.2), ("(a)/(d)", "a", "d", 1.2), ("(a')/(d')", "A", "D", 1.2),
            ("(b)/(c')", "b", "C", None), ("(b')/(c)", "B", "c", None), ("(b)/(b')", "b", "B", None), ("(p)/(b)", "p", "b", None),
-           ("(g)/(b)", "g", "b", None), ("(G)/(g)", "G", "g", None)]
+           ("(g)/(b)", "g", "b", None), ("(g')/(g)", "r", "g", None),
+           ("(G)/(g)", "G", "g", None)]
 NOTES = {"(b)/(c')": "against a floor that moves the bytes as (b)'s runner does (vmsplice)",
          "(b')/(c)": "what mlbc_runner_pipe and the LLVM framing cost, with a lean host",
          "(b)/(b')": "what the mlbc_gym host adds on top",
          "(p)/(b)": "the protobuf framing against LLVM's, same runner and host",
          "(g)/(b)": "gRPC against the pipes, both to mlbc_gym",
-         "(G)/(g)": "what Python (grpcio) costs on the server side"}
+         "(g')/(g)": "mlbc_gym's grpcio engine against its native one",
+         "(G)/(g)": "the same C++ server answering with the compiled model, not Python"}
 # The ML-Compiler-Bridge's own gRPC runner on this kind of machine (issue 12's figures): 252 ms
 # for the sweep and 300-400 us fixed cost per query. Both hold together only if that sweep is
 # one query per N (100 queries: at 300 us and more each, 10 000 would take seconds), so ours
@@ -195,10 +200,10 @@ def measure(driver, weights, sizes, rounds, queries, timeout, variants=VARIANTS,
     scheduler puts them). Returns (times, checks): times[v][n] = list of ns (one per round)
     for `queries` queries, checks[v] = largest relative error."""
     tmp = tempfile.mkdtemp(prefix="mlbc-roundtrip-")
-    procs = []
+    procs, servers = [], {}
     try:
         gym, llvm, raw, proto = (os.path.join(tmp, x) for x in ("gym", "llvm", "raw", "proto"))
-        port_file = os.path.join(tmp, "grpc.port")
+        ports = {"g": os.path.join(tmp, "grpc.port"), "r": os.path.join(tmp, "grpcio.port")}
         for base in (gym, llvm, raw, proto):
             os.mkfifo(base + ".in", 0o600)
             os.mkfifo(base + ".out", 0o600)
@@ -212,24 +217,29 @@ def measure(driver, weights, sizes, rounds, queries, timeout, variants=VARIANTS,
                            ("raw", [raw, weights, csv,      # (c) and (c') share the host
                                     str((queries + 1) * len(set("cC") & set(variants))),
                                     str(rounds), str(timeout)]),
-                           ("grpc", [port_file, weights, csv, str(timeout)])):
-            if not set({"gym": "b", "gym-protobuf": "p", "llvm": "B", "raw": "cC",
-                        "grpc": "g"}[name]) & set(variants):
+                           ("grpc", [ports["g"], weights, csv, str(timeout)]),
+                           ("grpc-grpcio", [ports["r"], weights, csv, str(timeout)])):
+            letters = {"gym": "b", "gym-protobuf": "p", "llvm": "B", "raw": "cC", "grpc": "g",
+                       "grpc-grpcio": "r"}[name]
+            if not set(letters) & set(variants):
                 continue
             log = open(os.path.join(tmp, name + ".log"), "w+")
             logs.append((name, log))
             procs.append(subprocess.Popen(host + [name] + args, stdin=subprocess.DEVNULL,
                                           stdout=log, stderr=subprocess.STDOUT, cwd=ROOT,
                                           preexec_fn=pinned(cpu)))
-        cmd = [driver, weights, str(queries), str(rounds), variants, gym, llvm, raw, proto,
-               grpc_address(port_file, procs[-1]) if "g" in variants else "-", str(timeout)]
+            servers[letters] = procs[-1]
+        cmd = [driver, weights, str(queries), str(rounds), variants, gym, llvm, raw, proto] + [
+            grpc_address(ports[v], servers[v]) if v in servers else "-" for v in "gr"] + [
+            str(timeout)]
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout + 10,
                                preexec_fn=pinned(cpu))
         except subprocess.TimeoutExpired:
             raise Error("the driver did not finish within %d s" % (timeout + 10))
-        if "g" in variants:
-            procs[-1].terminate()                 # the gRPC host serves until told
+        for v in "gr":
+            if v in servers:
+                servers[v].terminate()            # the gRPC hosts serve until told
         deadline = time.monotonic() + 10          # the others end by themselves after a success
         for proc in procs if p.returncode == 0 else ():
             try:
@@ -354,18 +364,20 @@ def report(times, checks, sizes, rounds, queries, facts, nmul, cpu, wake):
     got = {"sweep, one query per N, ms": {v: total[v] / queries for v in VARIANTS},
            "fixed cost per query, us": fixed}
     bench.table("gRPC against the ML-Compiler-Bridge's gRPC runner (252 ms for its sweep of one "
-                "query per N, 300-400 us fixed)", ["figure", "target", "(g)", "met", "(G)", "met"],
+                "query per N, 300-400 us fixed)",
+                ["figure", "target", "(g)", "met", "(g')", "met", "(G)", "met"],
                 [[what, "<= %g" % bound] + sum((["%.1f" % got[what][v],
                                                  "yes" if got[what][v] <= bound else "NO"]
-                                                for v in "gG"), [])
+                                                for v in "grG"), [])
                  for what, bound in GRPC_TARGETS])
     rows = []
     for n in [n for n in SHOW_N if n in sizes] or sizes[:: max(1, len(sizes) // 4)]:
-        rows.append(["%d" % n] + ["%.3f" % med[v][n] for v in "abBpgGcCd"]
+        rows.append(["%d" % n] + ["%.3f" % med[v][n] for v in "abBpgrGcCd"]
                     + ["%.2f" % (med["b"][n] / med["c"][n]), "%.2f" % (med["a"][n] / med["d"][n]),
                        "%.2f" % (med["A"][n] / med["D"][n])])
     bench.table("per N: ms for %d queries (median of %d rounds)" % (queries, rounds),
-                ["N", "(a)", "(b)", "(b')", "(p)", "(g)", "(G)", "(c)", "(c')", "(d)", "(b)/(c)",
+                ["N", "(a)", "(b)", "(b')", "(p)", "(g)", "(g')", "(G)", "(c)", "(c')", "(d)",
+                 "(b)/(c)",
                  "(a)/(d)",
                  "(a')/(d')"],
                 rows)
@@ -382,6 +394,9 @@ def study(build_dir, quick=False, rounds=ROUNDS, queries=QUERIES):
     print("\n== round trip (the ML-Compiler-Bridge study)%s" % (
         " --quick: every 10th size, totals not comparable with the full sweep" if quick else ""))
     mlbc = os.path.abspath(os.path.join(build_dir, "mlbc"))
+    # (g)'s host: mlbc_gym's native engine, this build's library
+    os.environ["MLBC_GRPC_LIB"] = os.path.join(os.path.dirname(mlbc), "lib", "mlbc",
+                                               "libmlbc_grpc.so")
     work = os.path.abspath(os.path.join(build_dir, "bench", "roundtrip"))
     os.makedirs(work, exist_ok=True)
     if os.path.exists(json_path(build_dir)):

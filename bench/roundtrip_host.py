@@ -13,8 +13,10 @@
       payload read straight into a preallocated buffer, np.frombuffer + dot, 4 bytes back.
       Not a general host: one float feature, float advice, no error recovery.
   roundtrip_host.py grpc PORT_FILE WEIGHTS SIZES TIMEOUT_S
+  roundtrip_host.py grpc-grpcio PORT_FILE WEIGHTS SIZES TIMEOUT_S
       mlbc_gym's gRPC model server (serve_model, numpy features) on a free loopback port,
       written to PORT_FILE once it listens; answers until SIGTERM (exit 0) or TIMEOUT_S.
+      grpc: its native engine (mlbc's C++ server, MLBC_GRPC_LIB), grpc-grpcio: grpcio's.
   roundtrip_host.py raw BASE WEIGHTS SIZES QUERIES ROUNDS TIMEOUT_S
       the pipe floor: no protocol at all. For each round and each size N, QUERIES times:
       read exactly 4*N bytes from BASE.out into a preallocated buffer, np.frombuffer + dot,
@@ -69,7 +71,7 @@ def gym(base, layers, sessions, timeout, framing="llvm"):
             "; " + "; ".join(result.errors) if result.errors else ""))
 
 
-def grpc_server(port_file, layers, timeout):
+def grpc_server(port_file, layers, timeout, engine):
     import signal
     import threading
     from mlbc_gym import TensorSpec, serve_model
@@ -82,7 +84,7 @@ def grpc_server(port_file, layers, timeout):
     done = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: done.set())
     with serve_model(policy, "127.0.0.1:0", advice=TensorSpec("y", "float", [1, 1]),
-                     numpy=True) as server:
+                     numpy=True, engine=engine) as server:
         with open(port_file + ".tmp", "w") as f:
             f.write("%d\n" % server.port)
         os.replace(port_file + ".tmp", port_file)
@@ -171,8 +173,8 @@ def main(argv):
     layers = load_weights(weights, sizes)
     if mode in ("gym", "gym-protobuf"):
         gym(base, layers, int(argv[4]), float(argv[5]), mode[4:] or "llvm")
-    elif mode == "grpc":
-        grpc_server(base, layers, float(argv[4]))
+    elif mode in ("grpc", "grpc-grpcio"):
+        grpc_server(base, layers, float(argv[4]), "grpcio" if mode == "grpc-grpcio" else "native")
     elif mode == "llvm":
         minimal_llvm(base, layers, int(argv[4]), float(argv[5]))
     elif mode == "raw":

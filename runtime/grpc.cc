@@ -17,6 +17,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -577,6 +578,8 @@ const int kMaxFeatures = 4096;
 
 struct ModelServer : Impl, mlbc::Inference::Service {
     const mlbc_model_desc *model = nullptr;
+    mlbc_grpc_policy policy = nullptr;      /* instead of a model (mlbc_grpc_serve_policy) */
+    void *user = nullptr;
     std::string feed, fetch, selector;      /* ropt's strings, owned */
     mlbc_release_options ropt = {};
     mlbc_tensor_spec advice_spec = {};
@@ -592,6 +595,8 @@ struct ModelServer : Impl, mlbc::Inference::Service {
                                 grpc::ServerReaderWriter<mlbc::Advice, mlbc::Observation> *stream)
         override;
     grpc::Status answer(const mlbc::Observation &req, mlbc::Advice *reply);
+    grpc::Status ask_policy(const mlbc::Observation &req,
+                            const std::vector<mlbc_tensor_spec> &specs, mlbc::Advice *reply);
     mlbc_runner *bind(const std::vector<mlbc_tensor_spec> &specs, const std::string &key,
                       char *err, size_t errlen);
     ~ModelServer()
@@ -640,6 +645,17 @@ int request_specs(const mlbc::Observation &req, std::vector<mlbc_tensor_spec> *s
         *key += ';';
     }
     return 0;
+}
+
+/* The advice tensor of spec s over data (mlbc_spec_bytes(&s) bytes) into reply. */
+void set_advice(mlbc::Advice *reply, const mlbc_tensor_spec &s, const void *data)
+{
+    mlbc::Tensor *t = reply->mutable_advice();
+    t->set_name(s.name);
+    t->set_type(s.type);
+    for (int d = 0; d < s.rank; d++)
+        t->add_shape(s.shape[d]);
+    t->set_data(data, mlbc_spec_bytes(&s));
 }
 
 /* The release runner for a feature set, bound by name as mlbc-serve binds a session. */
@@ -703,6 +719,8 @@ grpc::Status ModelServer::answer(const mlbc::Observation &req, mlbc::Advice *rep
     if (request_specs(req, &specs, &key, err, sizeof err))
         return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, err);
     std::lock_guard<std::mutex> lk(mu);
+    if (policy)
+        return ask_policy(req, specs, reply);
     mlbc_runner *r = bind(specs, key, err, sizeof err);
     if (!r)
         return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
@@ -715,12 +733,27 @@ grpc::Status ModelServer::answer(const mlbc::Observation &req, mlbc::Advice *rep
     if (!a)
         return grpc::Status(grpc::StatusCode::INTERNAL,
                             std::string("the model failed: ") + mlbc_runner_error(r));
-    mlbc::Tensor *t = reply->mutable_advice();
-    t->set_name(advice_spec.name);
-    t->set_type(advice_spec.type);
-    for (int d = 0; d < advice_spec.rank; d++)
-        t->add_shape(advice_spec.shape[d]);
-    t->set_data(a, mlbc_spec_bytes(&advice_spec));
+    set_advice(reply, advice_spec, a);
+    calls++;
+    return grpc::Status::OK;
+}
+
+/* The callback's decision (mu held): the request's checked features, in its order. */
+grpc::Status ModelServer::ask_policy(const mlbc::Observation &req,
+                                     const std::vector<mlbc_tensor_spec> &specs,
+                                     mlbc::Advice *reply)
+{
+    std::vector<const void *> data;
+    for (const mlbc::Tensor &t : req.features())
+        data.push_back(t.data().data());
+    mlbc_grpc_decision d = {req.context().c_str(), req.index(), (int)specs.size(),
+                            specs.data(), data.data()};
+    std::string out(mlbc_spec_bytes(&advice_spec) + 1, '\0');     /* + 1: never empty */
+    char err[512] = "";
+    if (policy(user, &d, &out[0], err, sizeof err))
+        return grpc::Status(grpc::StatusCode::INTERNAL,
+                            std::string("the policy failed: ") + (*err ? err : "no reason given"));
+    set_advice(reply, advice_spec, out.data());
     calls++;
     return grpc::Status::OK;
 }
@@ -750,11 +783,11 @@ bool choose_advice(ModelServer *m, const char *advice, char *err, size_t errlen)
     return true;
 }
 
-}  // namespace
-
-extern "C" mlbc_grpc_model_server *mlbc_grpc_serve_model(const char *address,
-        const mlbc_model_desc *model, const char *advice, const mlbc_release_options *ropt,
-        const mlbc_grpc_options *opt, char *err, size_t errlen)
+/* A model server at address, made ready by setup (false: it failed, with err set), then
+ * listening; NULL with err set if anything fails. */
+mlbc_grpc_model_server *listen_model_server(const char *address, const mlbc_grpc_options *opt,
+                                            const std::function<bool(ModelServer *)> &setup,
+                                            char *err, size_t errlen)
 {
     mlbc_grpc_options o = {};
     if (opt)
@@ -763,6 +796,23 @@ extern "C" mlbc_grpc_model_server *mlbc_grpc_serve_model(const char *address,
     ModelServer *m = nullptr;
     try {
         m = new ModelServer;
+        if (configure(m, address, o, err, errlen) && setup(m) &&
+            start_server(m, m, kMaxObservation, &m->server, &m->port, err, errlen))
+            return reinterpret_cast<mlbc_grpc_model_server *>(m);
+    } catch (const std::exception &e) {
+        set_err(err, errlen, "grpc: %s", e.what());
+    }
+    delete m;
+    return NULL;
+}
+
+}  // namespace
+
+extern "C" mlbc_grpc_model_server *mlbc_grpc_serve_model(const char *address,
+        const mlbc_model_desc *model, const char *advice, const mlbc_release_options *ropt,
+        const mlbc_grpc_options *opt, char *err, size_t errlen)
+{
+    return listen_model_server(address, opt, [&](ModelServer *m) {
         m->model = model;
         if (ropt) {
             m->feed = ropt->feed_prefix ? ropt->feed_prefix : "";
@@ -772,14 +822,24 @@ extern "C" mlbc_grpc_model_server *mlbc_grpc_serve_model(const char *address,
             m->ropt.fetch_prefix = ropt->fetch_prefix ? m->fetch.c_str() : NULL;
             m->ropt.model_selector = ropt->model_selector ? m->selector.c_str() : NULL;
         }
-        if (configure(m, address, o, err, errlen) && choose_advice(m, advice, err, errlen) &&
-            start_server(m, m, kMaxObservation, &m->server, &m->port, err, errlen))
-            return reinterpret_cast<mlbc_grpc_model_server *>(m);
-    } catch (const std::exception &e) {
-        set_err(err, errlen, "grpc: %s", e.what());
-    }
-    delete m;
-    return NULL;
+        return choose_advice(m, advice, err, errlen);
+    }, err, errlen);
+}
+
+extern "C" mlbc_grpc_model_server *mlbc_grpc_serve_policy(const char *address,
+        const mlbc_tensor_spec *advice, mlbc_grpc_policy policy, void *user,
+        const mlbc_grpc_options *opt, char *err, size_t errlen)
+{
+    return listen_model_server(address, opt, [&](ModelServer *m) {
+        if (!advice || !policy) {
+            set_err(err, errlen, "grpc: no advice spec or no policy");
+            return false;
+        }
+        m->policy = policy;
+        m->user = user;
+        m->advice_spec = *advice;
+        return spec_check(advice, err, errlen) == 0;
+    }, err, errlen);
 }
 
 extern "C" int mlbc_grpc_model_server_port(const mlbc_grpc_model_server *s)

@@ -66,8 +66,8 @@ mlbc_runner *mlbc_runner_grpc(const char *address, const mlbc_tensor_spec *featu
 int mlbc_runner_grpc_port(const mlbc_runner *r);
 
 /* A model server: answers mlbc.Inference/Evaluate and EvaluateStream (what a client-role
- * runner calls) with a model compiled by mlbc, one decision at a time. Each call's features are bound by name to
- * the model's inputs as mlbc_runner_release binds them (ropt: prefixes, selector; may be
+ * runner calls) with a model compiled by mlbc, one decision at a time. Each call's
+ * features are bound by name to the model's inputs as mlbc_runner_release binds them (ropt: prefixes, selector; may be
  * NULL); a call whose features do not fit the model is refused (FAILED_PRECONDITION). The
  * advice is the model's result named advice (the fetch prefix tried first), or its first
  * result if advice is NULL. opt as above (role ignored; may be NULL); model must outlive
@@ -79,6 +79,26 @@ mlbc_grpc_model_server *mlbc_grpc_serve_model(const char *address, const mlbc_mo
                                               const mlbc_grpc_options *opt, char *err,
                                               size_t errlen);
 int mlbc_grpc_model_server_port(const mlbc_grpc_model_server *s);   /* 0 for unix: */
+/* The same server answering with a function instead of a compiled model (mlbc_gym's
+ * serve_model runs a Python policy so): policy(user, d, out, err, errlen) writes the advice
+ * (mlbc_spec_bytes(advice) bytes) for decision d into out and returns 0, or returns -1 with
+ * a message in err (the call fails with INTERNAL). It is called one decision at a time, on
+ * a server thread; d and its data are valid during the call only. */
+typedef struct mlbc_grpc_decision {
+    const char *context;
+    int64_t index;
+    int nfeatures;
+    const mlbc_tensor_spec *specs;      /* checked: names, types, shapes, sizes */
+    const void *const *data;            /* feature i: mlbc_spec_bytes(&specs[i]) bytes */
+} mlbc_grpc_decision;
+typedef int (*mlbc_grpc_policy)(void *user, const mlbc_grpc_decision *d, void *out, char *err,
+                                size_t errlen);
+mlbc_grpc_model_server *mlbc_grpc_serve_policy(const char *address,
+                                               const mlbc_tensor_spec *advice,
+                                               mlbc_grpc_policy policy, void *user,
+                                               const mlbc_grpc_options *opt, char *err,
+                                               size_t errlen);
+
 long mlbc_grpc_model_server_calls(mlbc_grpc_model_server *s);      /* answered so far */
 long mlbc_grpc_model_server_streams(mlbc_grpc_model_server *s);    /* EvaluateStream calls */
 /* Stops listening (calls in progress get a second to finish) and frees the server. */

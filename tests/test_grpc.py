@@ -31,10 +31,13 @@ MARGIN_MS = 1500            # what a failing evaluate may take beyond its bound 
 LOCAL = "127.0.0.1"
 
 passed = failed = 0
+ENGINE = "native"           # mlbc_gym's model server: mlbc's C++ server, or grpcio's
 
 
 def check(name, ok, detail=""):
     global passed, failed
+    if ENGINE != "native":
+        name = "[%s] %s" % (ENGINE, name)
     if ok:
         passed += 1
         print("ok   " + name)
@@ -129,6 +132,11 @@ def free_port():
         return s.getsockname()[1]
 
 
+def serve_model(policy, address, **options):
+    """mlbc_gym's model server on the engine under test."""
+    return mlbc_gym.serve_model(policy, address, engine=ENGINE, **options)
+
+
 # ---- a model server in a child process (to be killed) -------------------------------------
 
 def child_model_server(die_at):
@@ -137,7 +145,7 @@ def child_model_server(die_at):
         if f["a"][0] == die_at:
             os.kill(os.getpid(), signal.SIGKILL)
         return policy_of([])(f, context, index)
-    srv = mlbc_gym.serve_model(policy, LOCAL + ":0")
+    srv = serve_model(policy, LOCAL + ":0")
     print("port %d" % srv.port, flush=True)
     time.sleep(WAIT)
 
@@ -146,19 +154,37 @@ def child_model_server(die_at):
 
 def test_client(exe):
     calls = []
-    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0") as srv:
+    with serve_model(policy_of(calls), LOCAL + ":0") as srv:
         rc, adv, nulls, other = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 6)
     check("client: advice from mlbc_gym's model server", rc == 0 and not nulls and
           adv == {k: expected(k) for k in range(6)}, "rc %s %s %s %s" % (rc, adv, nulls, other))
+    want = {"native": ("NativeModelServer", 1), "grpcio": ("ModelServer", 0)}[ENGINE]
+    check("client: the %s engine served, on %d stream(s)" % (ENGINE, want[1]),
+          (type(srv).__name__, srv.streams) == want, "%s, %d" % (type(srv).__name__,
+                                                                  srv.streams))
     check("client: contexts and indexes reach the policy",
           calls == [("f0", 0), ("f0", 1), ("f1", 0), ("f1", 1), ("f2", 0), ("f2", 1)],
           str(calls))
     spec = mlbc_gym.TensorSpec("advice", "int64_t", [2])
-    with mlbc_gym.serve_model(lambda f, c, i: [1, 2], LOCAL + ":0", advice=spec) as srv:
+    with serve_model(lambda f, c, i: [1, 2], LOCAL + ":0", advice=spec) as srv:
         rc, adv, nulls, other = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 2)
     check("client: advice of the wrong size is refused (NULL, sticky)",
           rc == 0 and not adv and "bad advice" in nulls.get(0, (0, ""))[1] and 1 in nulls,
           "%s %s %s" % (adv, nulls, other))
+
+    def raising(f, c, i):
+        if f["a"][0] == 1:
+            raise ValueError("no advice for you")
+        return 5
+    with serve_model(raising, LOCAL + ":0") as srv:
+        rc, adv, nulls, other = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 3)
+    err = nulls.get(1, (0, ""))[1]
+    check("client: a policy that raises: that decision NULL (INTERNAL, naming it), sticky; "
+          "the server keeps the exception",
+          rc == 0 and adv == {0: 5} and "INTERNAL" in err and
+          "policy raised ValueError: no advice for you" in err and 2 in nulls and
+          isinstance(srv.exception, ValueError), "%s %s %s %r" % (adv, nulls, other,
+                                                                   srv.exception))
 
 
 def test_server(exe):
@@ -206,7 +232,7 @@ def test_faults(exe):
                  3 * 1000 + 150, ["no model server reachable", "3 attempt(s)"])
 
     child = Peer(sys.executable, os.path.abspath(__file__), "--child-model-server", "2",
-                 listens=True)
+                 "--engine", ENGINE, listens=True)
     port = child.port
     res = run_client(exe, "%s:%s" % (LOCAL, port), "--n", 4, "--timeout", 1000,
                      "--retries", 2, "--backoff", 50)
@@ -222,7 +248,7 @@ def test_faults(exe):
         if f["a"][0] == 1:
             release.wait(WAIT)
         return 0
-    with mlbc_gym.serve_model(stall, LOCAL + ":0") as srv:
+    with serve_model(stall, LOCAL + ":0") as srv:
         res = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 3, "--timeout", 700)
         release.set()
     bounded_null("client: stalled model server: NULL after the deadline", res, 1, 700,
@@ -259,7 +285,7 @@ def test_faults(exe):
     check("server: a non-loopback address is refused", rc == 2 and
           any("not a loopback address" in o for o in other), str(other))
     try:
-        mlbc_gym.serve_model(policy_of([]), "0.0.0.0:0")
+        serve_model(policy_of([]), "0.0.0.0:0")
         err = ""
     except HostError as e:
         err = str(e)
@@ -268,7 +294,7 @@ def test_faults(exe):
 
 def test_token(exe):
     calls = []
-    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0", token="s3cret") as srv:
+    with serve_model(policy_of(calls), LOCAL + ":0", token="s3cret") as srv:
         addr = "%s:%d" % (LOCAL, srv.port)
         none = run_client(exe, addr, "--n", 2)
         wrong = run_client(exe, addr, "--n", 2, "--token", "s3creT")
@@ -329,7 +355,7 @@ def test_tls(exe, tmp):
     p = make_certs(tmp)
     server_tls = {"tls_cert": p("server.pem"), "tls_key": p("server.key")}
     calls = []
-    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0", **server_tls) as srv:
+    with serve_model(policy_of(calls), LOCAL + ":0", **server_tls) as srv:
         addr = "%s:%d" % (LOCAL, srv.port)
         good = run_client(exe, addr, "--n", 2, "--ca", p("ca.pem"))
         n_good = len(calls)
@@ -387,7 +413,7 @@ def send_junk(port):
 
 def test_garbage(exe):
     calls = []
-    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0") as srv:
+    with serve_model(policy_of(calls), LOCAL + ":0") as srv:
         send_junk(srv.port)
         res = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 2)
     check("garbage: mlbc_gym's model server survives junk and keeps serving",
@@ -438,7 +464,7 @@ def test_bad_servers(exe):
     bounded_null("client: a server answering junk: NULL, sticky", res, 0, 2 * 700 + 50,
                  ["Evaluate failed"])
     spec = mlbc_gym.TensorSpec("advice", "int64_t", [1 << 18])
-    with mlbc_gym.serve_model(lambda f, c, i: bytes(spec.nbytes), LOCAL + ":0",
+    with serve_model(lambda f, c, i: bytes(spec.nbytes), LOCAL + ":0",
                               advice=spec) as srv:
         res = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 2)
     bounded_null("client: a 2 MB reply to an 8-byte advice is refused unread", res, 0, 10000,
@@ -567,9 +593,9 @@ def test_streams(exe, build_dir, tmp):
                  0, 2000, ["UNAUTHENTICATED"])
 
     calls = []
-    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0") as gym:
+    with mlbc_gym.serve_model(policy_of(calls), LOCAL + ":0", engine="grpcio") as gym:
         res = run_client(exe, "%s:%d" % (LOCAL, gym.port), "--n", 3)
-    check("stream: mlbc_gym's server has no EvaluateStream: Evaluate calls answer instead",
+    check("stream: mlbc_gym's grpcio server has no EvaluateStream: Evaluate calls instead",
           res[1] == {k: expected(k) for k in range(3)} and gym.calls == 3, str(res))
 
     for what, outcome, sig, opts, bound, words in (
@@ -597,26 +623,36 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--child-model-server", type=int, help=argparse.SUPPRESS)
+    ap.add_argument("--engine", default="native", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    global ENGINE
+    ENGINE = args.engine
     if args.child_model_server is not None:
         return child_model_server(args.child_model_server)
     os.chdir(ROOT)
+    # the native engine's library: this build's (children inherit it)
+    os.environ["MLBC_GRPC_LIB"] = os.path.abspath(os.path.join(args.build, "lib", "mlbc",
+                                                               "libmlbc_grpc.so"))
     t0 = time.monotonic()
     exe = build(args.build)
     if exe:
-        test_client(exe)
         test_server(exe)
-        test_faults(exe)
-        test_token(exe)
         with tempfile.TemporaryDirectory() as tmp:
-            if check("openssl is installed", subprocess.run(
-                    ["openssl", "version"], capture_output=True).returncode == 0):
-                test_tls(exe, tmp)
             test_listen(args.build, tmp)
             test_streams(exe, args.build, tmp)
-        test_garbage(exe)
-        test_bad_servers(exe)
         test_cli(exe)
+        tls = check("openssl is installed", subprocess.run(
+            ["openssl", "version"], capture_output=True).returncode == 0)
+        for ENGINE in ("native", "grpcio"):     # what mlbc_gym's model server stands on
+            test_client(exe)
+            test_faults(exe)
+            test_token(exe)
+            with tempfile.TemporaryDirectory() as tmp:
+                if tls:
+                    test_tls(exe, tmp)
+            test_garbage(exe)
+            test_bad_servers(exe)
+        ENGINE = "native"
     print("(%.1f s)" % (time.monotonic() - t0))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0

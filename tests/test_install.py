@@ -46,7 +46,8 @@ def expected_files(prefix):
     py = "lib/python3/dist-packages" if prefix == "/usr" else "lib/python%s/dist-packages" % PYVER
     names = ["bin/" + t for t in TOOLS]
     names += ["lib/libmlbc_rt.a", "include/mlbc/mlbc_runtime.h", "include/mlbc/mlbc_model_desc.h",
-              "lib/libmlbc_grpc.a", "include/mlbc/mlbc_grpc.h", "lib/pkgconfig/mlbc-grpc.pc",
+              "lib/libmlbc_grpc.a", "lib/mlbc/libmlbc_grpc.so", "include/mlbc/mlbc_grpc.h",
+              "lib/pkgconfig/mlbc-grpc.pc",
               "lib/pkgconfig/mlbc.pc", "lib/cmake/mlbc/mlbcConfig.cmake",
               "lib/cmake/mlbc/mlbcConfigVersion.cmake"]
     names += ["share/man/man1/%s.1" % t for t in TOOLS]
@@ -432,6 +433,15 @@ def python_package(tmp, prefix):
     r = sh([sys.executable, "-m", "mlbc_gym", "--help"], cwd=tmp,
            env=dict(os.environ, PYTHONPATH=site))
     check(r.returncode == 0 and "serve" in r.stdout, "make install: python3 -m mlbc_gym --help", out(r))
+    native = ("import mlbc_gym; from mlbc_gym import native; print(native.library_path()); "
+              "s = mlbc_gym.serve_model(lambda f, c, i: 1, '127.0.0.1:0'); "
+              "print(type(s).__name__, s.port > 0); s.stop()")
+    env = {k: v for k, v in os.environ.items() if k != "MLBC_GRPC_LIB"}
+    r = sh([sys.executable, "-c", native], cwd=tmp, env=dict(env, PYTHONPATH=site))
+    lib = os.path.join(prefix, "lib", "mlbc", "libmlbc_grpc.so")
+    check(r.returncode == 0 and r.stdout.split() == [lib, "NativeModelServer", "True"],
+          "make install: mlbc_gym's serve_model runs on <prefix>/lib/mlbc/libmlbc_grpc.so",
+          out(r))
 
     # pip, offline and without build isolation (Debian's setuptools). pip builds in the
     # source directory (build/, *.egg-info), so it is given a copy of runtime/python.

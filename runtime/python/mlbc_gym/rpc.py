@@ -100,7 +100,9 @@ class ModelServer(mlbc_pb2_grpc.InferenceServicer):
     """Answers Evaluate with policy(features, context, index), one call at a time (as the
     pipe host: a policy need not be thread-safe). It has no EvaluateStream (UNIMPLEMENTED,
     so the C runner makes Evaluate calls): a stream would hold one of the workers for a
-    whole compiler session, and a few compilers would starve the rest. .port is the port listened on; .calls
+    whole compiler session, and a few compilers would starve the rest (.streams is 0).
+    serve_model's default engine is native.NativeModelServer where it is built, which
+    answers streams. .port is the port listened on; .calls
     counts the answers; .exception holds an exception the policy raised (that call fails
     with INTERNAL, the compiler falls back). stop() or a with block ends it."""
 
@@ -110,7 +112,7 @@ class ModelServer(mlbc_pb2_grpc.InferenceServicer):
         check_address(address, allow_remote)
         self.policy, self.numpy, self.token = policy, numpy, token
         self.make_advice = _AdviceMaker(advice)
-        self.calls = 0
+        self.calls = self.streams = 0
         self.exception = None
         self._lock = threading.Lock()
         self._server = grpc.server(futures.ThreadPoolExecutor(workers),
@@ -164,8 +166,20 @@ def _listen(server, address, cert, key, ca):
     return port
 
 
-def serve_model(policy, address="127.0.0.1:0", **options):
-    """A started ModelServer (options as ModelServer's)."""
+def serve_model(policy, address="127.0.0.1:0", engine="auto", **options):
+    """A started model server, options as ModelServer's. engine "native": on mlbc's C++
+    gRPC server (native.NativeModelServer: libmlbc_grpc.so through ctypes; it answers
+    EvaluateStream too, and costs a fraction of grpcio per call); "grpcio": ModelServer;
+    "auto": native where the library is found, else grpcio."""
+    if engine not in ("auto", "native", "grpcio"):
+        raise ValueError("engine %r: auto, native or grpcio" % (engine,))
+    if engine != "grpcio":
+        from . import native
+        lib = native.load()
+        if lib is not None or engine == "native":
+            check_address(address, options.get("allow_remote", False))
+            options.pop("workers", None)
+            return native.NativeModelServer(policy, address, lib=lib, **options)
     return ModelServer(policy, address, **options)
 
 
