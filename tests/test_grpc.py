@@ -32,12 +32,14 @@ LOCAL = "127.0.0.1"
 
 passed = failed = 0
 ENGINE = "native"           # mlbc_gym's model server: mlbc's C++ server, or grpcio's
+TAG = ""                    # before each check's name: the engine or the peer's build
+SAN_ENV = {"ASAN_OPTIONS": "detect_leaks=1:exitcode=86",
+           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=87"}
 
 
 def check(name, ok, detail=""):
     global passed, failed
-    if ENGINE != "native":
-        name = "[%s] %s" % (ENGINE, name)
+    name = TAG + name
     if ok:
         passed += 1
         print("ok   " + name)
@@ -48,19 +50,55 @@ def check(name, ok, detail=""):
     return ok
 
 
+def pkg(what, *names):
+    return subprocess.run(["pkg-config", what] + list(names), capture_output=True,
+                          text=True).stdout.split()
+
+
 def build(build_dir):
     """grpc_peer against libmlbc_grpc.a and libmlbc_rt.a, warnings as errors."""
     out = os.path.join(build_dir, "test_grpc", "grpc_peer")
     os.makedirs(os.path.dirname(out), exist_ok=True)
-    libs = subprocess.run(["pkg-config", "--libs", "grpc++", "protobuf"], capture_output=True,
-                          text=True).stdout.split()
     cmd = ["cc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE",
            "-Iruntime", "-o", out, os.path.join(HERE, "grpc", "grpc_peer.c"),
            os.path.join(build_dir, "libmlbc_grpc.a"), os.path.join(build_dir, "libmlbc_rt.a")
-           ] + libs + ["-lstdc++"] + mlbctest.RT_LIBS
+           ] + pkg("--libs", "grpc++", "protobuf") + ["-lstdc++"] + mlbctest.RT_LIBS
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     check("build grpc_peer", p.returncode == 0, (p.stderr or p.stdout).strip()[:800])
     return out if p.returncode == 0 else None
+
+
+def build_asan(build_dir):
+    """grpc_peer with runtime/grpc.cc and the C runtime built from source under ASan and
+    UBSan (gRPC's own libraries are not instrumented; protoc's output needs no checks)."""
+    obj = os.path.join(build_dir, "test_grpc", "asan")
+    os.makedirs(obj, exist_ok=True)
+    san = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+           "-D_GNU_SOURCE"]
+    srcs, inc = mlbctest.runtime_sources(build_dir)
+    gen = os.path.join(os.path.abspath(build_dir), "grpc")
+    cxx = ["c++", "-std=c++17", "-c", "-Iruntime", "-I" + gen] + pkg("--cflags", "grpc++",
+                                                                      "protobuf")
+    jobs = [cxx + san + [os.path.join(ROOT, "runtime", "grpc.cc")]]
+    jobs += [cxx + ["-O1", os.path.join(gen, f)] for f in ("mlbc.pb.cc", "mlbc.grpc.pb.cc")]
+    jobs += [["cc", "-std=c11", "-c"] + san + inc + [s] for s in srcs]
+    objs = []
+    for j in jobs:
+        o = os.path.join(obj, os.path.basename(j[-1]).rsplit(".", 1)[0] + ".o")
+        objs.append(o)
+        j += ["-o", o]
+    procs = [subprocess.Popen(j, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              cwd=ROOT) for j in jobs]
+    errs = [p.communicate()[0] for p in procs if p.wait() != 0]
+    out = os.path.join(obj, "grpc_peer")
+    if not errs:
+        p = subprocess.run(["cc", "-std=c11", "-Iruntime"] + san +
+                           [os.path.join(HERE, "grpc", "grpc_peer.c"), "-o", out] + objs +
+                           pkg("--libs", "grpc++", "protobuf") + ["-lstdc++"] +
+                           mlbctest.RT_LIBS, capture_output=True, text=True, cwd=ROOT)
+        errs = [p.stderr] if p.returncode else []
+    check("build grpc_peer under ASan+UBSan", not errs, "".join(errs).strip()[:800])
+    return None if errs else out
 
 
 # ---- the C peer ---------------------------------------------------------------------------
@@ -625,7 +663,7 @@ def main():
     ap.add_argument("--child-model-server", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--engine", default="native", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    global ENGINE
+    global ENGINE, TAG
     ENGINE = args.engine
     if args.child_model_server is not None:
         return child_model_server(args.child_model_server)
@@ -644,6 +682,7 @@ def main():
         tls = check("openssl is installed", subprocess.run(
             ["openssl", "version"], capture_output=True).returncode == 0)
         for ENGINE in ("native", "grpcio"):     # what mlbc_gym's model server stands on
+            TAG = "" if ENGINE == "native" else "[grpcio] "
             test_client(exe)
             test_faults(exe)
             test_token(exe)
@@ -652,7 +691,16 @@ def main():
                     test_tls(exe, tmp)
             test_garbage(exe)
             test_bad_servers(exe)
-        ENGINE = "native"
+        ENGINE, TAG = "native", "[asan] "
+        asan = build_asan(args.build)
+        if asan:                # the runner's own code checked; exit 86/87 on a finding
+            os.environ.update(SAN_ENV)
+            with tempfile.TemporaryDirectory() as tmp:
+                test_streams(asan, args.build, tmp)
+            test_client(asan)
+            test_faults(asan)
+            test_garbage(asan)
+        TAG = ""
     print("(%.1f s)" % (time.monotonic() - t0))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
