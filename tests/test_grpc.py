@@ -210,6 +210,18 @@ def test_client(exe):
           rc == 0 and not adv and "bad advice" in nulls.get(0, (0, ""))[1] and 1 in nulls,
           "%s %s %s" % (adv, nulls, other))
 
+    seen = []
+
+    def arrays(f, c, i):
+        seen.append({k: (v.dtype.name, v.shape) for k, v in f.items()})
+        return int(f["a"][0]) * 1000 + int(f["b"].sum() * 2) + int(f["c"].sum())
+    with serve_model(arrays, LOCAL + ":0", numpy=True) as srv:
+        rc, adv, nulls, other = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 3)
+    want = {"a": ("int64", (1,)), "b": ("float32", (2, 3)), "c": ("uint8", (4,))}
+    check("client: numpy=True: the policy gets arrays of the features' types and shapes",
+          adv == {k: expected(k) for k in range(3)} and seen == [want] * 3,
+          "%s %s %s" % (adv, nulls, seen[:1]))
+
     def raising(f, c, i):
         if f["a"][0] == 1:
             raise ValueError("no advice for you")
