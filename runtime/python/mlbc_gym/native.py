@@ -57,9 +57,10 @@ def _stop_all():
 
 def _keep_thread_state():
     """The policy runs on the C++ server's threads, which Python did not start: ctypes gives
-    such a thread a Python thread state for each callback and deletes it after (about 40 us
-    a decision here). One extra PyGILState_Ensure, never released, keeps the thread's state
-    from the first callback on; the callbacks still take and release the GIL each time."""
+    such a thread a Python thread state for each callback and deletes it after: 7.7 us a
+    call, against 0.17 us with the state kept (measured from a C thread here). One extra
+    PyGILState_Ensure, never released, keeps the thread's state from the first callback on;
+    the callbacks still take and release the GIL each time."""
     if not getattr(_attached, "done", False):
         ctypes.pythonapi.PyGILState_Ensure()
         _attached.done = True
