@@ -223,6 +223,13 @@ std::chrono::system_clock::time_point deadline_in(int ms)
     return std::chrono::system_clock::now() + std::chrono::milliseconds(ms);
 }
 
+/* The shared token, if any, as the call's metadata. */
+void add_token(const Client *c, grpc::ClientContext *ctx)
+{
+    if (!c->token.empty())
+        ctx->AddMetadata("authorization", "Bearer " + c->token);
+}
+
 /* Waits until deadline for the operation in flight on c's stream: 1 it succeeded, 0 it
  * failed (the call is over; Finish says why), -1 the deadline passed first. */
 int wait_op(Client *c, std::chrono::system_clock::time_point deadline)
@@ -232,6 +239,13 @@ int wait_op(Client *c, std::chrono::system_clock::time_point deadline)
     grpc::CompletionQueue::NextStatus st = c->cq.AsyncNext(&tag, &ok, deadline);
     return st == grpc::CompletionQueue::TIMEOUT ? -1
          : st == grpc::CompletionQueue::GOT_EVENT && ok ? 1 : 0;
+}
+
+/* Cancels c's stream call and awaits the operation in flight, which that completes at once. */
+void cancel_op(Client *c)
+{
+    c->sctx->TryCancel();
+    wait_op(c, std::chrono::system_clock::time_point::max());
 }
 
 /* Ends c's stream and returns its status. pending: an operation is still in flight (it
@@ -248,15 +262,11 @@ grpc::Status end_stream(Client *c, bool pending)
         c->stream->WritesDone(c);
         pending = wait_op(c, deadline) < 0;
     }
-    if (pending) {
-        c->sctx->TryCancel();
-        wait_op(c, std::chrono::system_clock::time_point::max());   /* cancelled: at once */
-    }
+    if (pending)
+        cancel_op(c);
     c->stream->Finish(&st, c);
-    if (wait_op(c, deadline) < 0) {
-        c->sctx->TryCancel();
-        wait_op(c, std::chrono::system_clock::time_point::max());   /* cancelled: at once */
-    }
+    if (wait_op(c, deadline) < 0)
+        cancel_op(c);
     c->stream.reset();
     c->sctx.reset();
     return st;
@@ -280,8 +290,7 @@ grpc::Status stream_decision(Client *c, mlbc::Advice *reply)
     int k = 1;
     if (!c->stream) {
         c->sctx.reset(new grpc::ClientContext);
-        if (!c->token.empty())
-            c->sctx->AddMetadata("authorization", "Bearer " + c->token);
+        add_token(c, c->sctx.get());
         c->stream = c->stub->AsyncEvaluateStream(c->sctx.get(), &c->cq, c);
         k = wait_op(c, deadline);
     }
@@ -310,8 +319,7 @@ grpc::Status decide(Client *c, mlbc::Advice *reply)
     }
     grpc::ClientContext ctx;
     ctx.set_deadline(deadline_in(c->timeout_ms));
-    if (!c->token.empty())
-        ctx.AddMetadata("authorization", "Bearer " + c->token);
+    add_token(c, &ctx);
     return c->stub->Evaluate(&ctx, c->obs, reply);
 }
 
@@ -591,9 +599,9 @@ struct ModelServer : Impl, mlbc::Inference::Service {
 
     grpc::Status Evaluate(grpc::ServerContext *ctx, const mlbc::Observation *req,
                           mlbc::Advice *reply) override;
-    grpc::Status EvaluateStream(grpc::ServerContext *ctx,
-                                grpc::ServerReaderWriter<mlbc::Advice, mlbc::Observation> *stream)
-        override;
+    grpc::Status EvaluateStream(
+        grpc::ServerContext *ctx,
+        grpc::ServerReaderWriter<mlbc::Advice, mlbc::Observation> *stream) override;
     grpc::Status answer(const mlbc::Observation &req, mlbc::Advice *reply);
     grpc::Status ask_policy(const mlbc::Observation &req,
                             const std::vector<mlbc_tensor_spec> &specs, mlbc::Advice *reply);
@@ -710,7 +718,7 @@ grpc::Status ModelServer::EvaluateStream(
     return grpc::Status::OK;
 }
 
-/* One decision of the compiled model: the advice, or why not. */
+/* One decision, of the compiled model or the policy: the advice, or why not. */
 grpc::Status ModelServer::answer(const mlbc::Observation &req, mlbc::Advice *reply)
 {
     std::vector<mlbc_tensor_spec> specs;

@@ -7,7 +7,7 @@
  *  - MLBC_GRPC_CLIENT: evaluate sends the inputs as an Observation to a model server and
  *    returns its Advice: the decisions of a runner are the messages of one
  *    mlbc.Inference/EvaluateStream call (opened at the first), or, where the server has no
- *    EvaluateStream (e.g. mlbc_gym.serve_model), one mlbc.Inference/Evaluate call each.
+ *    EvaluateStream (e.g. mlbc_gym's grpcio engine), one mlbc.Inference/Evaluate call each.
  *  - MLBC_GRPC_SERVER: the runner listens, and evaluate publishes the Observation to a
  *    driver calling mlbc.Training/Step (e.g. mlbc_gym.drive), then waits for the advice the
  *    driver's next Step carries. Freeing the runner answers the driver's last Step "done".
@@ -67,11 +67,12 @@ int mlbc_runner_grpc_port(const mlbc_runner *r);
 
 /* A model server: answers mlbc.Inference/Evaluate and EvaluateStream (what a client-role
  * runner calls) with a model compiled by mlbc, one decision at a time. Each call's
- * features are bound by name to the model's inputs as mlbc_runner_release binds them (ropt: prefixes, selector; may be
- * NULL); a call whose features do not fit the model is refused (FAILED_PRECONDITION). The
- * advice is the model's result named advice (the fetch prefix tried first), or its first
- * result if advice is NULL. opt as above (role ignored; may be NULL); model must outlive
- * the server. NULL with a message in err if it cannot listen. */
+ * features are bound by name to the model's inputs as mlbc_runner_release binds them
+ * (ropt: prefixes, selector; may be NULL); a call whose features do not fit the model is
+ * refused (FAILED_PRECONDITION). The advice is the model's result named advice (the fetch
+ * prefix tried first), or its first result if advice is NULL. opt as above (role ignored;
+ * may be NULL); model must outlive the server. NULL with a message in err if it cannot
+ * listen. */
 typedef struct mlbc_grpc_model_server mlbc_grpc_model_server;
 mlbc_grpc_model_server *mlbc_grpc_serve_model(const char *address, const mlbc_model_desc *model,
                                               const char *advice,

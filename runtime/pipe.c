@@ -337,6 +337,24 @@ static void sigpipe_restore(sigpipe_guard *g, int got_epipe)
     pthread_sigmask(SIG_SETMASK, &g->old, NULL);
 }
 
+/* The record's pieces: p->out, then (an LLVM observation) the inputs and "\n", sent from
+ * where they are, without a copy. Returns their count; *total, their bytes. */
+static int record_iov(const mlbc_runner *r, const pipe_impl *p, struct iovec *iov,
+                      size_t *total)
+{
+    int n = 0;
+    iov[n++] = (struct iovec){p->out.data, p->out.len};
+    if (p->payload) {
+        for (int i = 0; i < r->ninputs; i++)
+            iov[n++] = (struct iovec){r->inputs[i], mlbc_spec_bytes(&r->specs[i])};
+        iov[n++] = (struct iovec){"\n", 1};
+    }
+    *total = 0;
+    for (int i = 0; i < n; i++)
+        *total += iov[i].iov_len;
+    return n;
+}
+
 /* Writes the record in p->out. 0 on success; else the runner failed with a message.
  *
  * Until the session's first reply, a vanished reader (EPIPE) may have been the previous
@@ -351,21 +369,10 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
         runner_fail(r, "pipe %s: out of memory", p->base);
         return -1;
     }
-    /* the record: p->out, then (an LLVM observation) the inputs and "\n" without a copy */
     struct iovec iov[2 + MAX_IOV_INPUTS];
-    int niov = 0, splice;
-    size_t total = p->out.len;
-    iov[niov++] = (struct iovec){p->out.data, p->out.len};
-    if (p->payload) {
-        for (int i = 0; i < r->ninputs; i++) {
-            size_t nb = mlbc_spec_bytes(&r->specs[i]);
-            iov[niov++] = (struct iovec){r->inputs[i], nb};
-            total += nb;
-        }
-        iov[niov++] = (struct iovec){"\n", 1};
-        total += 1;
-    }
-    splice = p->payload && total >= SPLICE_MIN_BYTES;
+    size_t total;
+    int niov = record_iov(r, p, iov, &total);
+    int splice = p->payload && total >= SPLICE_MIN_BYTES;
     sigpipe_guard guard;
     sigpipe_block(&guard);
     int rc = write_iov(p, iov, niov, deadline, &sent, splice);
@@ -384,13 +391,7 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
         fit_pipe(p->out_fd, record_bytes(r, p));
         rc = write_all(p, p->pre.data, p->pre.len, deadline, NULL);
         if (!rc) {
-            niov = 0;
-            iov[niov++] = (struct iovec){p->out.data, p->out.len};
-            if (p->payload) {
-                for (int i = 0; i < r->ninputs; i++)
-                    iov[niov++] = (struct iovec){r->inputs[i], mlbc_spec_bytes(&r->specs[i])};
-                iov[niov++] = (struct iovec){"\n", 1};
-            }
+            niov = record_iov(r, p, iov, &total);       /* write_iov advanced the last */
             rc = write_iov(p, iov, niov, deadline, &sent, splice);
         }
         epipe |= rc == -EPIPE;
@@ -412,12 +413,9 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
         return -1;
     }
     if (!p->confirmed) {
-        jb_raw(&p->pre, p->out.data, p->out.len);
-        if (p->payload) {
-            for (int i = 0; i < r->ninputs; i++)
-                jb_raw(&p->pre, r->inputs[i], mlbc_spec_bytes(&r->specs[i]));
-            jb_raw(&p->pre, "\n", 1);
-        }
+        niov = record_iov(r, p, iov, &total);
+        for (int i = 0; i < niov; i++)
+            jb_raw(&p->pre, iov[i].iov_base, iov[i].iov_len);
     }
     return 0;
 }

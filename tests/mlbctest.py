@@ -25,6 +25,11 @@ class Failure(Exception):
 # What a program linking the runtime (libmlbc_rt.a) needs after it, as the Makefile's RT_LIBS.
 RT_LIBS = ["-lprotobuf-c", "-ldl", "-lm", "-lpthread"]
 
+# The environment of the runtime's test programs built with ASan+UBSan (test_pipe,
+# test_grpc): a finding, a leak included, ends the program with status 86 or 87.
+SAN_ENV = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0:exitcode=86",
+           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=87"}
+
 
 def runtime_sources(build):
     """The runtime built from source (sanitizer builds): its C files, the protoc-c output of

@@ -33,8 +33,6 @@ LOCAL = "127.0.0.1"
 passed = failed = 0
 ENGINE = "native"           # mlbc_gym's model server: mlbc's C++ server, or grpcio's
 TAG = ""                    # before each check's name: the engine or the peer's build
-SAN_ENV = {"ASAN_OPTIONS": "detect_leaks=1:exitcode=86",
-           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=87"}
 
 
 def check(name, ok, detail=""):
@@ -706,7 +704,7 @@ def main():
         ENGINE, TAG = "native", "[asan] "
         asan = build_asan(args.build)
         if asan:                # the runner's own code checked; exit 86/87 on a finding
-            os.environ.update(SAN_ENV)
+            os.environ.update(mlbctest.SAN_ENV)
             with tempfile.TemporaryDirectory() as tmp:
                 test_streams(asan, args.build, tmp)
             test_client(asan)

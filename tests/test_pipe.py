@@ -30,8 +30,6 @@ from mlbc_gym import LogReader, LogWriter, ProtocolError, TensorSpec  # noqa: E4
 
 TIMEOUT_MS = 1000           # the client's pipe timeout in the misbehaving-host tests
 MARGIN_MS = 700             # what a failing operation may take beyond the timeout
-SAN_ENV = {"ASAN_OPTIONS": "detect_leaks=1:abort_on_error=0:exitcode=86",
-           "UBSAN_OPTIONS": "print_stacktrace=1:halt_on_error=1:exitcode=87"}
 SAN_RE = re.compile(r"ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:")
 
 passed = failed = 0
@@ -80,7 +78,7 @@ def build(build_dir):
 def client_env(kind):
     env = dict(os.environ)
     if kind == "asan":
-        env.update(SAN_ENV)
+        env.update(mlbctest.SAN_ENV)
     return env
 
 

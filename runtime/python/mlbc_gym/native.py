@@ -201,27 +201,22 @@ class NativeModelServer:
             ctypes.memmove(err, msg, min(len(msg), errlen))
             return -1
 
-    @property
-    def calls(self):
-        """Decisions answered (kept after stop())."""
+    def _counted(self):
+        """(decisions answered, EvaluateStream calls accepted), read while the server runs
+        and kept after stop()."""
         if self._server:
-            self._counts = self._count("calls"), self._count("streams")
-        return self._counts[0]
+            self._counts = (self._lib.mlbc_grpc_model_server_calls(self._server),
+                            self._lib.mlbc_grpc_model_server_streams(self._server))
+        return self._counts
 
-    @property
-    def streams(self):
-        """EvaluateStream calls accepted (kept after stop())."""
-        self.calls
-        return self._counts[1]
-
-    def _count(self, what):
-        return getattr(self._lib, "mlbc_grpc_model_server_" + what)(self._server)
+    calls = property(lambda self: self._counted()[0])
+    streams = property(lambda self: self._counted()[1])
 
     def stop(self, grace=1.0):
         """Stops listening; calls in progress get a second (the C++ server's grace, which
         grace does not change)."""
         if self._server:
-            self.calls
+            self._counted()
             self._lib.mlbc_grpc_model_server_free(self._server)
             self._server = None
             _running.discard(self)

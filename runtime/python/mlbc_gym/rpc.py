@@ -102,9 +102,9 @@ class ModelServer(mlbc_pb2_grpc.InferenceServicer):
     so the C runner makes Evaluate calls): a stream would hold one of the workers for a
     whole compiler session, and a few compilers would starve the rest (.streams is 0).
     serve_model's default engine is native.NativeModelServer where it is built, which
-    answers streams. .port is the port listened on; .calls
-    counts the answers; .exception holds an exception the policy raised (that call fails
-    with INTERNAL, the compiler falls back). stop() or a with block ends it."""
+    answers streams. .port is the port listened on; .calls counts the answers; .exception
+    holds an exception the policy raised (that call fails with INTERNAL, the compiler
+    falls back). stop() or a with block ends it."""
 
     def __init__(self, policy, address="127.0.0.1:0", advice="int64_t", numpy=False,
                  token=None, tls_cert=None, tls_key=None, tls_ca=None, allow_remote=False,
