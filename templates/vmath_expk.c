@@ -1,7 +1,5 @@
-// The shared part of the vectorised float functions (vmath_exp, vmath_sigmoid, vmath_tanh,
-// vmath_erf): the exp kernel on each path and the array loop around a per-element function.
-// Included after `isa` (emit.c's helper table lists isa first); every function here is used
-// by each of those four templates, so none is ever unused.
+// The exp kernel of vmath_exp and vmath_erf on each path: exp(x) to about 2^-25 relative,
+// as a float and its error (vmath_expneg is the cheaper one of sigmoid and tanh).
 //
 // Same bits on every path: the portable C function and the two vector functions perform the
 // same IEEE operations in the same order (fmaf / _mm*_fmadd_ps, single products, min/max
@@ -108,59 +106,4 @@ MLBC_TILE MLBC_AVX2 __m256 mlbc_expk_avx2(__m256 x, __m256 *l, __m256 *s2)
     *l = _mm256_mul_ps(pl, s1);
     return _mm256_mul_ps(p, s1);
 }
-#endif
-
-/* y[i] = F(x[i]) for i < n, on the CPU's best path: F##_c, F##_avx512 (16 lanes, the tail
- * masked) and F##_avx2 (8 lanes, the tail through a zero-padded copy) are the same function
- * of one element. x and y may be the same array. */
-#if MLBC_X86
-#define MLBC_VMAP(F) \
-    static void F##_f32_c(long n, const float *x, float *y) \
-    { \
-        long i; \
-        for (i = 0; i < n; i++) \
-            y[i] = F##_c(x[i]); \
-    } \
-    MLBC_PATH MLBC_AVX512 static void F##_f32_avx512(long n, const float *x, float *y) \
-    { \
-        long i; \
-        for (i = 0; i + 16 <= n; i += 16) \
-            _mm512_storeu_ps(y + i, F##_avx512(_mm512_loadu_ps(x + i))); \
-        if (i < n) { \
-            __mmask16 m = (__mmask16)((1u << (n - i)) - 1); \
-            _mm512_mask_storeu_ps(y + i, m, F##_avx512(_mm512_maskz_loadu_ps(m, x + i))); \
-        } \
-    } \
-    MLBC_PATH MLBC_AVX2 static void F##_f32_avx2(long n, const float *x, float *y) \
-    { \
-        float b[8] = {0}; \
-        long i, j; \
-        for (i = 0; i + 8 <= n; i += 8) \
-            _mm256_storeu_ps(y + i, F##_avx2(_mm256_loadu_ps(x + i))); \
-        if (i < n) { \
-            for (j = 0; j < n - i; j++) \
-                b[j] = x[i + j]; \
-            _mm256_storeu_ps(b, F##_avx2(_mm256_loadu_ps(b))); \
-            for (j = 0; j < n - i; j++) \
-                y[i + j] = b[j]; \
-        } \
-    } \
-    static void F##_f32(long n, const float *x, float *y) \
-    { \
-        int isa = mlbc_isa(); \
-        if (isa == 2) \
-            F##_f32_avx512(n, x, y); \
-        else if (isa == 1) \
-            F##_f32_avx2(n, x, y); \
-        else \
-            F##_f32_c(n, x, y); \
-    }
-#else
-#define MLBC_VMAP(F) \
-    static void F##_f32(long n, const float *x, float *y) \
-    { \
-        long i; \
-        for (i = 0; i < n; i++) \
-            y[i] = F##_c(x[i]); \
-    }
 #endif

@@ -228,37 +228,47 @@ def ulp_distance(a, b):
     return np.abs(ia - ib)
 
 
-def tanh_accuracy(mlbc, work):
-    """mlbc's own float tanh over arrays (templates/vmath_tanh.c, the vectorised kernel a float
-    Tanh op runs): within 1 ulp of the correctly rounded value on 2^20 inputs across every
-    branch, exact at 0, -0, +-inf and NaN."""
-    d = os.path.join(work, "tanh")
+def activation_accuracy(mlbc, work, op, reference, call):
+    """mlbc's own float OP over arrays (templates/vmath_*.c, the vectorised kernels a float Tanh
+    or Sigmoid op and the LSTM/GRU gates run, CALL in the generated code): within 1 ulp of
+    the correctly rounded value (REFERENCE in double) on 2^20 inputs across every branch,
+    -0 kept as tanh(-0) = -0 and sigmoid(-0) = 0.5, NaN kept."""
+    d = os.path.join(work, op.lower())
     n = 1 << 20
-    g = helper.make_graph([helper.make_node("Tanh", ["x"], ["y"])], "tanh",
+    g = helper.make_graph([helper.make_node(op, ["x"], ["y"])], op.lower(),
                           [helper.make_tensor_value_info("x", T.FLOAT, [n])],
                           [helper.make_tensor_value_info("y", T.FLOAT, [n])])
     os.makedirs(d, exist_ok=True)
-    model = os.path.join(d, "tanh.onnx")
+    model = os.path.join(d, "act.onnx")
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), model)
     rng = np.random.default_rng(1)
-    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 2**-12, 0.625, 9.0, 1e-30],
-                       np.float32)
-    x = np.concatenate([special, rng.uniform(-12, 12, n // 2).astype(np.float32),
+    special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 2**-12, 0.625, 9.0, 1e-30, -87.5,
+                        -103.9, -120.0], np.float32)
+    x = np.concatenate([special, rng.uniform(-12, 12, n // 4).astype(np.float32),
+                        rng.uniform(-110, 110, n // 4).astype(np.float32),
                         (rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-30, 1, n))
                         .astype(np.float32)])[:n]
     try:
         exe = mlbctest.compile_model(mlbc, model, d, cflags=("-O2",))
         y = mlbctest.execute(exe, d, [x], [T.FLOAT], [(T.FLOAT, [n])])[0]
     except mlbctest.Failure as e:
-        check(False, "Tanh float accuracy", e)
+        check(False, "%s float accuracy" % op, e)
         return
-    want = np.tanh(x.astype(np.float64)).astype(np.float32)
+    with np.errstate(over="ignore"):
+        want = reference(x.astype(np.float64)).astype(np.float32)
     ok = ~np.isnan(x)
     err = ulp_distance(y[ok], want[ok])
-    check(err.max() <= 1 and np.isnan(y[~ok]).all() and np.signbit(y[1]) and
-          "mlbc_vtanh_f32(1048576, " in open(os.path.join(d, "model.c")).read(),
-          "Tanh float: mlbc's own tanh within 1 ulp of the correctly rounded result on %d "
-          "inputs (max %d ulp)" % (n, err.max()), "at x = %r" % x[ok][err.argmax()])
+    check(err.max() <= 1 and np.isnan(y[~ok]).all() and y[1] == want[1] and
+          np.signbit(y[1]) == np.signbit(want[1]) and
+          call in open(os.path.join(d, "model.c")).read(),
+          "%s float: mlbc's own %s within 1 ulp of the correctly rounded result on %d inputs "
+          "(max %d ulp)" % (op, op.lower(), n, err.max()), "at x = %r" % x[ok][err.argmax()])
+
+
+def sigmoid64(x):
+    """The logistic sigmoid in double, without cancellation on either side."""
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
 
 
 def special_values():
@@ -816,7 +826,8 @@ def main():
     check_file_cycles(os.path.abspath(args.build))
     check_composite(mlbc, work)
 
-    tanh_accuracy(mlbc, work)
+    activation_accuracy(mlbc, work, "Tanh", np.tanh, "mlbc_vtanh_f32(1048576, ")
+    activation_accuracy(mlbc, work, "Sigmoid", sigmoid64, "mlbc_vsigmoid_f32(1048576, ")
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

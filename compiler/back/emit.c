@@ -248,7 +248,10 @@ static const struct {
      * first, is included before the tiles, which use its macros */
     {"mlbc_gemm_f32_taps(", "gemm_taps_f32"}, {"mlbc_gemm_f32_pix(", "gemm_pix_f32"},
     {"mlbc_gemm_f32_c(", "gemm_tile_f32"},
-    {"mlbc_vexp_f32(", "vmath_exp"}, {"mlbc_vsigmoid_f32(", "vmath_sigmoid"}, {"mlbc_vtanh_f32(", "vmath_tanh"}, {"mlbc_verf_f32(", "vmath_erf"}, {"mlbc_expk_", "vmath_expk"},
+    /* the array loop first, for the same reason */
+    {"MLBC_VMAP(", "vmath_map"}, {"mlbc_vexp_f32(", "vmath_exp"},
+    {"mlbc_vsigmoid_f32(", "vmath_sigmoid"}, {"mlbc_vtanh_f32(", "vmath_tanh"},
+    {"mlbc_verf_f32(", "vmath_erf"}, {"mlbc_expk_", "vmath_expk"}, {"mlbc_expneg_", "vmath_expneg"},
 };
 
 static void helper(Emit *e, const char *tmpl);
