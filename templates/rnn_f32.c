@@ -5,7 +5,8 @@
 //      gate product): one product of (steps) x N per row (PROWS = batch), or, when all rows
 //      have the same length and X's rows of a step are contiguous, one of (steps x batch)
 //      x N for the whole batch (PROWS = 1);
-//   2. each step, the recurrent product g = H R^T for the whole batch (M = batch);
+//   2. each step, the recurrent product g = H R^T for the whole batch (M = batch; a large R
+//      in column blocks, swept forward and backward on alternate steps);
 //   3. one loop per row over the hidden units: gate = xw + g, activations, the cell update
 //      (fragment CELL, from compiler/op_rnn.c), the new state written in place (the product
 //      has already read it) and stored to Y.
@@ -29,7 +30,7 @@ ${INIT}        }
                 if (lo < hi)
                     ${PROJECT};
             }
-        ${RECUR};
+        ${RECUR}
 ${CELL}    }
 ${EPILOGUE}    return 0;
 }

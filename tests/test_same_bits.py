@@ -183,6 +183,39 @@ def conv_sweep(root):
     return save_sweep(d, "conv_sweep", nodes, inputs, outputs, inits, data)
 
 
+# Recurrent matrices larger than MLBC_SWEEP_BYTES (compiler/config.h), whose product each step
+# sweeps its column blocks forward and backward on alternate steps (op_rnn.c, recurrent()):
+# an LSTM with a last block shorter than the others, a GRU with linear_before_reset.
+SWEPT = "s % 2 ? 3 - q : q"
+
+
+def rnn_sweep(root):
+    """Writes a model of a swept LSTM and GRU, with one data set, in node-test layout; returns
+    its path."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(10)
+    d = os.path.join(root, "gen", "rnn_sweep")
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    seq, batch, width = 3, 2, 8
+    nodes, inputs, outputs, inits, data = [], [], [], [], []
+    for op, gates, hid, attrs in (("LSTM", 4, 200, {}), ("GRU", 3, 300,
+                                                        {"linear_before_reset": 1})):
+        tag = op.lower()
+        inputs.append(helper.make_tensor_value_info("x" + tag, onnx.TensorProto.FLOAT,
+                                                    [seq, batch, width]))
+        data.append(rng.standard_normal((seq, batch, width)).astype(np.float32))
+        bound = 1 / np.sqrt(hid)
+        for name, shape in (("w", (1, gates * hid, width)), ("r", (1, gates * hid, hid)),
+                            ("b", (1, 2 * gates * hid))):
+            inits.append(numpy_helper.from_array(
+                rng.uniform(-bound, bound, shape).astype(np.float32), name + tag))
+        nodes.append(helper.make_node(op, ["x" + tag, "w" + tag, "r" + tag, "b" + tag],
+                                      ["y" + tag], hidden_size=hid, **attrs))
+        outputs.append(helper.make_tensor_value_info("y" + tag, onnx.TensorProto.FLOAT,
+                                                     [seq, 1, batch, hid]))
+    return save_sweep(d, "rnn_sweep", nodes, inputs, outputs, inits, data)
+
+
 def write_inputs(work, arrays, types):
     for i, (a, t) in enumerate(zip(arrays, types)):
         with open(os.path.join(work, "in%d.bin" % i), "wb") as f:
@@ -205,8 +238,9 @@ def model_inputs(path, work):
     return True
 
 
-def check_model(mlbc, driver_objs, path, work):
-    """Builds and runs every variant; returns a list of differences (empty: all the same)."""
+def check_model(mlbc, driver_objs, path, work, marker=None):
+    """Builds and runs every variant; returns the number of builds (None: skipped). MARKER,
+    if given, is code the generated file must hold (the case the model is there for)."""
     os.makedirs(work, exist_ok=True)
     if not model_inputs(path, work):
         return None
@@ -214,6 +248,8 @@ def check_model(mlbc, driver_objs, path, work):
     r = mlbctest.run([mlbc, path, "-o", src, "-n", "model"])
     if r.returncode:
         raise Failure("mlbc: " + mlbctest.first_line(r.stderr))
+    if marker and marker not in open(src).read():
+        raise Failure("the generated code has no '%s'" % marker)
     ref_out, fma = None, {}
     for name, cc, flags in BUILDS:
         obj, exe = os.path.join(work, "model.o"), os.path.join(work, "driver")
@@ -274,13 +310,16 @@ def main():
     models += node_sample(datadir)
     models.append(gemm_sweep(root))
     models.append(conv_sweep(root))
+    markers = {rnn_sweep(root): SWEPT}
+    models += list(markers)
     models = [m for m in models if re.search(args.filter, m)]
 
     def one(path):
         name = os.path.basename(path) if not path.endswith("model.onnx") else \
             os.path.basename(os.path.dirname(path))
         try:
-            n = check_model(mlbc, driver_objs, path, os.path.join(root, name))
+            n = check_model(mlbc, driver_objs, path, os.path.join(root, name),
+                            markers.get(path))
             return name, "skip" if n is None else "pass", "%d builds" % (n or 0)
         except Failure as e:
             return name, "fail", str(e)

@@ -569,6 +569,31 @@ static const char *product(int packed, const char *M, int64_t cols, int64_t k, c
                 lda, mat, lit(k), c, y);
 }
 
+/* The recurrent product g = h R^T of a step, a statement. A packed R larger than MLBC_SWEEP_BYTES goes
+ * in column blocks, forward on even steps and backward on odd ones: each step starts on the
+ * blocks the last one read most recently, which are still in cache (the same bits: every
+ * column is the same product). */
+static const char *recurrent(const F32 *f, int64_t NR)
+{
+    int64_t H = f->H, panels = (NR + 15) / 16;
+    const char *whole = product(f->rpk, lit(f->B), NR, H, "h[0]", lit(H), "r", "0, 0, 0",
+                                "g[0]");
+    if (!f->rpk || panels < MLBC_SWEEP_BLOCKS ||
+        panels * gemm_panel_stride(H) * (int64_t)sizeof(float) <= MLBC_SWEEP_BYTES)
+        return strf("%s;", whole);
+    int64_t per = (panels + MLBC_SWEEP_BLOCKS - 1) / MLBC_SWEEP_BLOCKS, cols = 16 * per;
+    const char *n = NR % cols ? strf("%s - p * %s < %s ? %s - p * %s : %s", lit(NR), lit(cols),
+                                     lit(cols), lit(NR), lit(cols), lit(cols))
+                              : lit(cols);
+    return strf("for (long q = 0; q < %d; q++) {\n"
+                "%s    const long p = s %% 2 ? %d - q : q;\n"
+                "%s    mlbc_gemm_f32(%s, %s, %s, h[0], %s, r + p * %s, %s, 16, 1, 0, 0, 0, "
+                "g[0] + p * %s, %s);\n%s}",
+                MLBC_SWEEP_BLOCKS, i8, MLBC_SWEEP_BLOCKS - 1, i8, lit(f->B), n, lit(H), lit(H),
+                lit(per * gemm_panel_stride(H)), lit(gemm_panel_stride(H)), lit(cols), lit(NR),
+                i8);
+}
+
 /* The default activations (sigmoid gates, tanh candidate and output), without clip or
  * peepholes, run as array passes of the vector kernels (templates vmath_*) over the gates of
  * a row, between element loops; otherwise one loop per row computes everything. */
@@ -799,7 +824,7 @@ static const char *emit_f32(Emit *e, Node *n, const RnnGen *g)
     TC = TC < 1 ? 1 : TC > S ? S : TC;
     int fold = !input(n, IN_LENS) && !ri->layout && B > 1;
     const char *project = f32_project(&f, fold, TC), *state, *init;
-    const char *recur = product(f.rpk, lit(B), NR, H, "h[0]", lit(H), "r", "0, 0, 0", "g[0]");
+    const char *recur = recurrent(&f, NR);
     f32_state(&f, &state, &init);
     Buf doc = {0};
     buf_printf(&doc, "%s float, direction %d (%s): seq %lld, batch %lld, input %lld, hidden "
