@@ -9,11 +9,11 @@
 static inline float mlbc_vsigmoid_c(float x)
 {
     uint32_t b;
-    float a, s2, e, d, dl, n, r, q;
+    float a, e, d, dl, n, r, q;
     memcpy(&b, &x, sizeof b);
     b |= 0x80000000u;
     memcpy(&a, &b, sizeof a);           /* -|x| */
-    e = mlbc_expneg_c(a > -104.0f ? a : -104.0f, &s2) * s2;
+    e = mlbc_expneg_c(a > -104.0f ? a : -104.0f);
     d = 1.0f + e;
     dl = e - (d - 1.0f);
     n = x >= 0.0f ? 1.0f : e;
@@ -29,9 +29,8 @@ MLBC_TILE MLBC_AVX512 __m512 mlbc_vsigmoid_avx512(__m512 x)
     const __m512 one = _mm512_set1_ps(1.0f);
     __m512 a = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(x),
                                                    _mm512_set1_epi32((int)0x80000000u)));
-    __m512 s2, e, d, dl, n, r, q;
-    e = mlbc_expneg_avx512(_mm512_max_ps(a, _mm512_set1_ps(-104.0f)), &s2);
-    e = _mm512_mul_ps(e, s2);
+    __m512 e, d, dl, n, r, q;
+    e = mlbc_expneg_avx512(_mm512_max_ps(a, _mm512_set1_ps(-104.0f)));
     d = _mm512_add_ps(one, e);
     dl = _mm512_sub_ps(e, _mm512_sub_ps(d, one));
     n = _mm512_mask_blend_ps(_mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ), e, one);
@@ -45,9 +44,8 @@ MLBC_TILE MLBC_AVX2 __m256 mlbc_vsigmoid_avx2(__m256 x)
 {
     const __m256 one = _mm256_set1_ps(1.0f);
     __m256 a = _mm256_or_ps(x, _mm256_set1_ps(-0.0f));
-    __m256 s2, e, d, dl, n, r, q;
-    e = mlbc_expneg_avx2(_mm256_max_ps(a, _mm256_set1_ps(-104.0f)), &s2);
-    e = _mm256_mul_ps(e, s2);
+    __m256 e, d, dl, n, r, q;
+    e = mlbc_expneg_avx2(_mm256_max_ps(a, _mm256_set1_ps(-104.0f)));
     d = _mm256_add_ps(one, e);
     dl = _mm256_sub_ps(e, _mm256_sub_ps(d, one));
     n = _mm256_blendv_ps(e, one, _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ));

@@ -14,7 +14,7 @@
 static inline float mlbc_vtanh_c(float x)
 {
     uint32_t b, sign;
-    float a, z, w, p, ys, s2, e, n, nl, d, dl, r, q, y;
+    float a, z, w, p, ys, e, n, nl, d, dl, r, q, y;
     memcpy(&b, &x, sizeof b);
     sign = b & 0x80000000u;
     b ^= sign;
@@ -27,7 +27,7 @@ static inline float mlbc_vtanh_c(float x)
     p = fmaf(p, z, 0x1.111066p-3f);
     p = fmaf(p, z, -0x1.555554p-2f);
     ys = fmaf(w, p, a);
-    e = mlbc_expneg_c(-2.0f * (a < 9.25f ? a : 9.25f), &s2) * s2;
+    e = mlbc_expneg_c(-2.0f * (a < 9.25f ? a : 9.25f));
     n = 1.0f - e;
     nl = (1.0f - n) - e;
     d = 1.0f + e;
@@ -48,7 +48,7 @@ MLBC_TILE MLBC_AVX512 __m512 mlbc_vtanh_avx512(__m512 x)
     const __m512 one = _mm512_set1_ps(1.0f);
     __m512i sign = _mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32((int)0x80000000u));
     __m512 a = _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(x), sign));
-    __m512 z = _mm512_mul_ps(a, a), w = _mm512_mul_ps(a, z), p, ys, s2, e, n, nl, d, dl, r, q, y;
+    __m512 z = _mm512_mul_ps(a, a), w = _mm512_mul_ps(a, z), p, ys, e, n, nl, d, dl, r, q, y;
     p = _mm512_fmadd_ps(_mm512_set1_ps(0x1.18e1dcp-9f), z, _mm512_set1_ps(-0x1.0bf4fcp-7f));
     p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(0x1.638b58p-6f));
     p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-0x1.b9ee9p-5f));
@@ -56,8 +56,7 @@ MLBC_TILE MLBC_AVX512 __m512 mlbc_vtanh_avx512(__m512 x)
     p = _mm512_fmadd_ps(p, z, _mm512_set1_ps(-0x1.555554p-2f));
     ys = _mm512_fmadd_ps(w, p, a);
     e = mlbc_expneg_avx512(_mm512_mul_ps(_mm512_set1_ps(-2.0f),
-                                         _mm512_min_ps(a, _mm512_set1_ps(9.25f))), &s2);
-    e = _mm512_mul_ps(e, s2);
+                                         _mm512_min_ps(a, _mm512_set1_ps(9.25f))));
     n = _mm512_sub_ps(one, e);
     nl = _mm512_sub_ps(_mm512_sub_ps(one, n), e);
     d = _mm512_add_ps(one, e);
@@ -76,7 +75,7 @@ MLBC_TILE MLBC_AVX2 __m256 mlbc_vtanh_avx2(__m256 x)
     const __m256 one = _mm256_set1_ps(1.0f);
     __m256 sign = _mm256_and_ps(x, _mm256_set1_ps(-0.0f));
     __m256 a = _mm256_xor_ps(x, sign);
-    __m256 z = _mm256_mul_ps(a, a), w = _mm256_mul_ps(a, z), p, ys, s2, e, n, nl, d, dl, r, q, y;
+    __m256 z = _mm256_mul_ps(a, a), w = _mm256_mul_ps(a, z), p, ys, e, n, nl, d, dl, r, q, y;
     p = _mm256_fmadd_ps(_mm256_set1_ps(0x1.18e1dcp-9f), z, _mm256_set1_ps(-0x1.0bf4fcp-7f));
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(0x1.638b58p-6f));
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-0x1.b9ee9p-5f));
@@ -84,8 +83,7 @@ MLBC_TILE MLBC_AVX2 __m256 mlbc_vtanh_avx2(__m256 x)
     p = _mm256_fmadd_ps(p, z, _mm256_set1_ps(-0x1.555554p-2f));
     ys = _mm256_fmadd_ps(w, p, a);
     e = mlbc_expneg_avx2(_mm256_mul_ps(_mm256_set1_ps(-2.0f),
-                                       _mm256_min_ps(a, _mm256_set1_ps(9.25f))), &s2);
-    e = _mm256_mul_ps(e, s2);
+                                       _mm256_min_ps(a, _mm256_set1_ps(9.25f))));
     n = _mm256_sub_ps(one, e);
     nl = _mm256_sub_ps(_mm256_sub_ps(one, n), e);
     d = _mm256_add_ps(one, e);
