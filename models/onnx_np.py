@@ -80,65 +80,76 @@ def _pool(x, a, kind):
     return (win.max(0) if kind == "max" else win.mean(0)).astype(x.dtype)
 
 
-def _rnn_common(ins, a, gates):
+def _rnn(ins, a, gates, cell, cells):
+    """LSTM, GRU and RNN: CELL(x_t, states, w, r, wb, rb, hs) -> new states (h first) run over
+    each direction (reverse: from each row's last step), layout 0 or 1 and sequence_lens (a
+    row past its length keeps its state, and its Y is zero there). Returns Y, Y_h (, Y_c)."""
     x, w, r = ins[0], ins[1], ins[2]
-    b = ins[3] if len(ins) > 3 and ins[3] is not None else None
-    if len(ins) > 4 and ins[4] is not None:
-        raise NotImplementedError("sequence_lens")
-    if a.get("direction", b"forward") not in (b"forward", "forward"):
-        raise NotImplementedError("RNN direction")
-    if a.get("layout", 0) != 0 or "clip" in a or "activations" in a:
-        raise NotImplementedError("RNN layout/clip/activations")
-    hs = int(a["hidden_size"])
-    assert w.shape[0] == 1 and w.shape[1] == gates * hs
-    if b is None:
-        b = np.zeros((1, 2 * gates * hs), x.dtype)
-    return x, w[0], r[0], b[0, :gates * hs], b[0, gates * hs:], hs
-
-
-def _lstm(ins, a):
-    x, w, r, wb, rb, hs = _rnn_common(ins, a, 4)
-    if len(ins) > 7 and ins[7] is not None:
-        raise NotImplementedError("LSTM peepholes")
+    if "clip" in a or "activations" in a or (len(ins) > 7 and ins[7] is not None):
+        raise NotImplementedError("RNN clip/activations/peepholes")
     if a.get("input_forget", 0):
         raise NotImplementedError("LSTM input_forget")
+    layout = a.get("layout", 0)
+    if layout:
+        x = x.transpose(1, 0, 2)
+    direction = a.get("direction", b"forward")
+    direction = direction.decode() if isinstance(direction, bytes) else direction
+    revs = {"forward": [False], "reverse": [True], "bidirectional": [False, True]}[direction]
+    hs = int(a["hidden_size"])
     T, B = x.shape[0], x.shape[1]
-    h = ins[5][0] if len(ins) > 5 and ins[5] is not None else np.zeros((B, hs), x.dtype)
-    c = ins[6][0] if len(ins) > 6 and ins[6] is not None else np.zeros((B, hs), x.dtype)
-    ys = []
-    for t in range(T):
-        g = x[t] @ w.T + h @ r.T + wb + rb                     # gates i, o, f, c
-        i, o, f, cc = np.split(g, 4, axis=1)
-        i, o, f, cc = _sigmoid(i), _sigmoid(o), _sigmoid(f), np.tanh(cc)
-        c = f * c + i * cc
-        h = o * np.tanh(c)
-        ys.append(h)
-    y = np.stack(ys)[:, None].astype(x.dtype)                  # [T, 1, B, H]
-    return [y, h[None].astype(x.dtype), c[None].astype(x.dtype)]
+    lens = ins[4].astype(np.int64) if len(ins) > 4 and ins[4] is not None else np.full(B, T)
+    b = ins[3] if len(ins) > 3 and ins[3] is not None else \
+        np.zeros((len(revs), 2 * gates * hs), x.dtype)
+    init = [ins[k] if len(ins) > k and ins[k] is not None else None for k in (5, 6)][:cells]
+    if layout:
+        init = [v.transpose(1, 0, 2) if v is not None else None for v in init]
+    y = np.zeros((T, len(revs), B, hs))
+    finals = [np.zeros((len(revs), B, hs)) for _ in range(cells)]
+    rows = np.arange(B)
+    for d, rev in enumerate(revs):
+        st = [v[d].astype(np.float64) if v is not None else np.zeros((B, hs)) for v in init]
+        for s in range(T):
+            t = np.where(rev, lens - 1 - s, s).clip(0, T - 1)
+            live = (s < lens)[:, None]
+            new = cell(x[t, rows].astype(np.float64), st, w[d], r[d], b[d, :gates * hs],
+                       b[d, gates * hs:], hs)
+            st = [np.where(live, n, o) for n, o in zip(new, st)]
+            y[t, d, rows] = np.where(live, st[0], y[t, d, rows])
+        for k in range(cells):
+            finals[k][d] = st[k]
+    outs = [y] + finals
+    if layout:
+        outs = [y.transpose(2, 0, 1, 3)] + [f.transpose(1, 0, 2) for f in finals]
+    return [o.astype(x.dtype) for o in outs]
 
 
-def _gru(ins, a):
-    x, w, r, wb, rb, hs = _rnn_common(ins, a, 3)
-    T, B = x.shape[0], x.shape[1]
-    h = ins[5][0] if len(ins) > 5 and ins[5] is not None else np.zeros((B, hs), x.dtype)
-    lbr = a.get("linear_before_reset", 0)
-    wz, wr, wh = np.split(w, 3, axis=0)
-    rz, rr, rh = np.split(r, 3, axis=0)
-    wbz, wbr, wbh = np.split(wb, 3)
-    rbz, rbr, rbh = np.split(rb, 3)
-    ys = []
-    for t in range(T):
-        xt = x[t]
+def _lstm_cell(xt, st, w, r, wb, rb, hs):
+    h, c = st
+    g = xt @ w.T + h @ r.T + wb + rb                        # gates i, o, f, c
+    i, o, f, cc = np.split(g, 4, axis=1)
+    c = _sigmoid(f) * c + _sigmoid(i) * np.tanh(cc)
+    return [_sigmoid(o) * np.tanh(c), c]
+
+
+def _gru_cell(lbr):
+    def cell(xt, st, w, r, wb, rb, hs):
+        h = st[0]
+        wz, wr, wh = np.split(w, 3, axis=0)
+        rz, rr, rh = np.split(r, 3, axis=0)
+        wbz, wbr, wbh = np.split(wb, 3)
+        rbz, rbr, rbh = np.split(rb, 3)
         z = _sigmoid(xt @ wz.T + h @ rz.T + wbz + rbz)
         rg = _sigmoid(xt @ wr.T + h @ rr.T + wbr + rbr)
         if lbr:
             hh = np.tanh(xt @ wh.T + rg * (h @ rh.T + rbh) + wbh)
         else:
             hh = np.tanh(xt @ wh.T + (rg * h) @ rh.T + rbh + wbh)
-        h = (1 - z) * hh + z * h
-        ys.append(h)
-    y = np.stack(ys)[:, None].astype(x.dtype)
-    return [y, h[None].astype(x.dtype)]
+        return [(1 - z) * hh + z * h]
+    return cell
+
+
+def _rnn_cell(xt, st, w, r, wb, rb, hs):
+    return [np.tanh(xt @ w.T + st[0] @ r.T + wb + rb)]
 
 
 def _axes_arg(ins, a, idx):
@@ -297,8 +308,9 @@ OPS = {
     "GlobalAveragePool": lambda ins, a: [ins[0].mean(axis=(2, 3), keepdims=True)],
     "BatchNormalization": lambda ins, a: [_bn(ins, a)],
     "LayerNormalization": lambda ins, a: [_layernorm(ins, a)],
-    "LSTM": lambda ins, a: _lstm(ins, a),
-    "GRU": lambda ins, a: _gru(ins, a),
+    "LSTM": lambda ins, a: _rnn(ins, a, 4, _lstm_cell, 2),
+    "GRU": lambda ins, a: _rnn(ins, a, 3, _gru_cell(a.get("linear_before_reset", 0)), 1),
+    "RNN": lambda ins, a: _rnn(ins, a, 1, _rnn_cell, 1),
 }
 
 

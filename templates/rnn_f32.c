@@ -6,7 +6,9 @@
 //      have the same length and X's rows of a step are contiguous, one of (steps x batch)
 //      x N for the whole batch (PROWS = 1);
 //   2. each step, the recurrent product g = H R^T for the whole batch (M = batch; a large R
-//      in column blocks, swept forward and backward on alternate steps);
+//      in column blocks, swept forward and backward on alternate steps), which for an LSTM
+//      or RNN whose rows share their length adds the step's xw itself (its c operand: the
+//      same sum, y = s + c, as g + xw after it);
 //   3. one loop per row over the hidden units: gate = xw + g, activations, the cell update
 //      (fragment CELL, from compiler/op_rnn.c), the new state written in place (the product
 //      has already read it) and stored to Y.

@@ -209,6 +209,82 @@ def check_conv_pool(mlbc, work):
     return len(CONV_POOL_CASES)
 
 
+# Float LSTM, GRU (both reset variants) and RNN in every direction and layout, without and
+# with sequence lengths (an input, and a constant), batch 3 and 1, initial states on some:
+# op_rnn.c's paths (the batch's projection in one product or per row; the projected inputs
+# as the recurrent product's addend or added per row; rows stopping early) against onnx_np.
+RNN_OPS = (("LSTM", 4, 2, {}), ("GRU", 3, 1, {}), ("GRU", 3, 1, {"linear_before_reset": 1}),
+           ("RNN", 1, 1, {}))
+RNN_T, RNN_I, RNN_H, RNN_LENS = 5, 6, 7, (5, 2, 4)
+
+
+def rnn_variants_graph():
+    """The variants as one model: returns it and its feeds."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(11)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits, feeds = [], [], [], [], {}
+    def tensor(name, a, feed):
+        if feed:
+            inputs.append(helper.make_tensor_value_info(name, onnx.TensorProto.FLOAT if
+                          a.dtype == np.float32 else onnx.TensorProto.INT32, a.shape))
+            feeds[name] = a
+        else:
+            inits.append(numpy_helper.from_array(a, name))
+        return name
+    i = 0
+    for op, gates, cells, attrs in RNN_OPS:
+        for direction in ("forward", "reverse", "bidirectional"):
+            D = 2 if direction == "bidirectional" else 1
+            for layout in (0, 1):
+                for batch, lens in ((3, None), (3, "input"), (3, "constant"), (1, None)):
+                    t = str(i)
+                    i += 1
+                    tb = (RNN_T, batch) if not layout else (batch, RNN_T)
+                    args = [tensor("x" + t, rng.standard_normal(tb + (RNN_I,)).astype(np.float32),
+                                   True)]
+                    for name, shape in (("w", (D, gates * RNN_H, RNN_I)),
+                                        ("r", (D, gates * RNN_H, RNN_H)),
+                                        ("b", (D, 2 * gates * RNN_H))):
+                        args.append(tensor(name + t, rng.uniform(-0.5, 0.5, shape)
+                                           .astype(np.float32), False))
+                    sl = np.array(RNN_LENS[:batch] if batch > 1 else (3,), np.int32)
+                    args.append(tensor("l" + t, sl, lens == "input") if lens else "")
+                    if i % 2:  # initial states
+                        sh = (D, batch, RNN_H) if not layout else (batch, D, RNN_H)
+                        for k in range(cells):
+                            args.append(tensor("s%d_%s" % (k, t), rng.standard_normal(sh)
+                                               .astype(np.float32), k == 0))
+                    outs = ["y" + t, "yh" + t]
+                    nodes.append(helper.make_node(op, args, outs, hidden_size=RNN_H,
+                                                  direction=direction, layout=layout, **attrs))
+                    y = (RNN_T, D, batch, RNN_H) if not layout else (batch, RNN_T, D, RNN_H)
+                    yh = (D, batch, RNN_H) if not layout else (batch, D, RNN_H)
+                    outputs += [helper.make_tensor_value_info("y" + t, F, y),
+                                helper.make_tensor_value_info("yh" + t, F, yh)]
+    graph = helper.make_graph(nodes, "rnn_variants", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), feeds
+
+
+def check_rnn_variants(mlbc, work):
+    """RNN_OPS in every variant against onnx_np; returns how many nodes."""
+    model, feeds = rnn_variants_graph()
+    onnx.checker.check_model(model, full_check=True)
+    wdir = os.path.join(work, "rnn_variants")
+    os.makedirs(wdir, exist_ok=True)
+    path = os.path.join(wdir, "model.onnx")
+    kinds.save(model, path)
+    exe = mlbctest.compile_model(mlbc, path, wdir)
+    in_types, out_types = mlbctest.tensor_types(model)
+    ref = kinds.reference(model, feeds)
+    names = [v.name for v in model.graph.output]
+    got = mlbctest.execute(exe, wdir, [feeds[v.name] for v in model.graph.input], in_types,
+                           [(t, ref[o].shape) for t, o in zip(out_types, names)])
+    compare_outputs(names, got, [ref[o] for o in names])
+    shutil.rmtree(wdir, ignore_errors=True)
+    return len(model.graph.node)
+
+
 def check_defaults_committed():
     """models/<kind>.onnx is what kinds.py builds for the defaults (regenerated, unedited)."""
     stale = []
@@ -261,6 +337,12 @@ def main():
                    "values" % n)
         except errors as e:
             report(False, "fused Conv + MaxPool: %s" % e)
+        try:
+            n = check_rnn_variants(mlbc, work)
+            report(True, "float LSTM, GRU, RNN: %d variants (direction, layout, "
+                   "sequence_lens, batch, initial states) vs onnx_np" % n)
+        except errors as e:
+            report(False, "float LSTM, GRU, RNN variants: %s" % e)
         try:
             check_defaults_committed()
             report(True, "models/<kind>.onnx up to date with models/kinds.py (%d kinds)"

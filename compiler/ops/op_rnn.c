@@ -7,7 +7,8 @@
  * run-time W and R in place), then the gates and the cell update of each row: with the
  * default activations by array passes of the vector sigmoid/tanh (templates vmath_*),
  * otherwise in one loop. Biases of W (and of R where the cell adds it outside a gate product)
- * are the projection's c operand.
+ * are the projection's c operand, and an LSTM's or RNN's projected inputs the recurrent
+ * product's, where all rows are at the same step.
  *
  * Double and 16-bit floats (templates rnn_lstm.c, rnn_gru.c, rnn_rnn.c): the recurrence runs
  * over time and batch with the state held in the kernel; each gate value is a contiguous dot
@@ -556,7 +557,19 @@ typedef struct F32 {
     int rpk;                        /* R packed */
     int64_t B, H;
     const char *xp;                 /* row b's projected inputs at step t */
+    const char *xin, *xin_rs;       /* LSTM and RNN without sequence_lens: the step's projected
+                                     * inputs (all rows') and their row stride, the recurrent
+                                     * product's c operand, so that g is the gates' sum; NULL
+                                     * otherwise */
 } F32;
+
+/* The recurrent product's c operand, its columns from COL on. */
+static const char *xin_operand(const F32 *f, const char *col)
+{
+    if (!f->xin)
+        return "0, 0, 0";
+    return strf("%s%s%s, %s, 1", f->xin, col ? " + " : "", col ? col : "", f->xin_rs);
+}
 
 /* The products: Y[M][cols] = A[M][k] M^T (+ c), M packed (gemm) or read in place (dots). */
 static const char *product(int packed, const char *M, int64_t cols, int64_t k, const char *a,
@@ -576,8 +589,8 @@ static const char *product(int packed, const char *M, int64_t cols, int64_t k, c
 static const char *recurrent(const F32 *f, int64_t NR)
 {
     int64_t H = f->H, panels = (NR + 15) / 16;
-    const char *whole = product(f->rpk, lit(f->B), NR, H, "h[0]", lit(H), "r", "0, 0, 0",
-                                "g[0]");
+    const char *whole = product(f->rpk, lit(f->B), NR, H, "h[0]", lit(H), "r",
+                                xin_operand(f, NULL), "g[0]");
     if (!f->rpk || panels < MLBC_SWEEP_BLOCKS ||
         panels * gemm_panel_stride(H) * (int64_t)sizeof(float) <= MLBC_SWEEP_BYTES)
         return strf("%s;", whole);
@@ -585,13 +598,14 @@ static const char *recurrent(const F32 *f, int64_t NR)
     const char *n = NR % cols ? strf("%s - p * %s < %s ? %s - p * %s : %s", lit(NR), lit(cols),
                                      lit(cols), lit(NR), lit(cols), lit(cols))
                               : lit(cols);
+    const char *c = xin_operand(f, strf("p * %s", lit(cols)));
     return strf("for (long q = 0; q < %d; q++) {\n"
                 "%s    const long p = s %% 2 ? %d - q : q;\n"
-                "%s    mlbc_gemm_f32(%s, %s, %s, h[0], %s, r + p * %s, %s, 16, 1, 0, 0, 0, "
+                "%s    mlbc_gemm_f32(%s, %s, %s, h[0], %s, r + p * %s, %s, 16, 1, %s, "
                 "g[0] + p * %s, %s);\n%s}",
                 MLBC_SWEEP_BLOCKS, i8, MLBC_SWEEP_BLOCKS - 1, i8, lit(f->B), n, lit(H), lit(H),
-                lit(per * gemm_panel_stride(H)), lit(gemm_panel_stride(H)), lit(cols), lit(NR),
-                i8);
+                lit(per * gemm_panel_stride(H)), lit(gemm_panel_stride(H)), c, lit(cols),
+                lit(NR), i8);
 }
 
 /* The default activations (sigmoid gates, tanh candidate and output), without clip or
@@ -612,9 +626,12 @@ static int f32_vec(const RnnGen *g)
 static void rows(Buf *out, const F32 *f)
 {
     buf_printf(out, "%s%s {\n", i8, loop_head("", "b", f->B, 1));
-    buf_printf(out, "%sconst long len = %s;\n%sconst long t = %s;\n", i12, f->g->len, i12,
-               f->g->reverse ? "len - 1 - s" : "s");
-    buf_printf(out, "%sif (s < len) {\n%sconst float *xp = %s;\n", i12, i16, f->xp);
+    buf_printf(out, "%sconst long len = %s;\n", i12, f->g->len);
+    if (!f->xin || f->g->ystore.p)  /* t: the step's time, for xp and Y */
+        buf_printf(out, "%sconst long t = %s;\n", i12, f->g->reverse ? "len - 1 - s" : "s");
+    buf_printf(out, "%sif (s < len) {\n", i12);
+    if (!f->xin)
+        buf_printf(out, "%sconst float *xp = %s;\n", i16, f->xp);
     if (!f->vec)
         buf_printf(out, "%sfor (j = 0; j < %s; j++) {\n", i16, lit(f->H));
 }
@@ -627,10 +644,13 @@ static void end_rows(Buf *out, const char *els)
 }
 
 /* Gate V (k-th block of units) = projected input + recurrent product. */
-static void gate(Buf *body, const char *v, int k, int64_t H)
+static void gate(Buf *body, const F32 *f, const char *v, int k)
 {
-    const char *j = k ? strf("%s + j", lit(k * H)) : "j";
-    buf_printf(body, "%sfloat %s = xp[%s] + g[b][%s];\n", i16, v, j, j);
+    const char *j = k ? strf("%s + j", lit(k * f->H)) : "j";
+    if (f->xin)
+        buf_printf(body, "%sfloat %s = g[b][%s];\n", i16, v, j);
+    else
+        buf_printf(body, "%sfloat %s = xp[%s] + g[b][%s];\n", i16, v, j, j);
 }
 
 /* "for (j = 0; j < count; j++) S" (vector path). */
@@ -670,7 +690,8 @@ static void f32_vec_body(Buf *cell, Buf *body, const F32 *f)
 {
     int G = f->g->ri.gates;
     int64_t H = f->H;
-    loop(body, G == 3 ? 2 * H : G * H, "g[b][j] += xp[j];\n");
+    if (!f->xin)
+        loop(body, G == 3 ? 2 * H : G * H, "g[b][j] += xp[j];\n");
     if (G == 4) {
         vact(body, "g[b]", 3 * H, 0);
         vact(body, strf("g[b] + %s", lit(3 * H)), H, 1);
@@ -711,10 +732,10 @@ static void f32_loop_body(Buf *cell, Buf *body, const F32 *f)
     int64_t H = f->H;
     double clip = g->clip;
     if (G == 4) {
-        gate(body, "gi", 0, H);
-        gate(body, "go", 1, H);
-        gate(body, "gf", 2, H);
-        gate(body, "gc", 3, H);
+        gate(body, f, "gi", 0);
+        gate(body, f, "go", 1);
+        gate(body, f, "gf", 2);
+        gate(body, f, "gc", 3);
         buf_printf(body, "%sconst float cp = c[b][j];\n%sfloat cn;\n", i16, i16);
         lstm_update(body, g, DT_FLOAT);
         buf_printf(body, "%sc[b][j] = cn;\n", i16);
@@ -722,13 +743,13 @@ static void f32_loop_body(Buf *cell, Buf *body, const F32 *f)
         return;
     }
     if (G == 1) {
-        gate(body, "gv", 0, H);
+        gate(body, f, "gv", 0);
         apply(body, i16, &act[0], "gv", clip, DT_FLOAT);
         buf_printf(body, "%sh[b][j] = gv;\n", i16);
         return;
     }
-    gate(body, "gz", 0, H);
-    gate(body, "gr", 1, H);
+    gate(body, f, "gz", 0);
+    gate(body, f, "gr", 1);
     if (g->lbr)
         buf_printf(body, "%sfloat gh;\n", i16);
     apply(body, i16, &act[0], "gz", clip, DT_FLOAT);
@@ -799,6 +820,12 @@ static const char *f32_project(F32 *f, int fold, int64_t TC)
     int64_t S = g->ri.seq, B = f->B, I = g->ri.in, N = g->ri.gates * f->H;
     int wpk = g->w->data != NULL;
     const char *bias = g->bias ? "bias, 0, 1" : "0, 0, 0";
+    /* without sequence lengths every row is at the same step t, and base[b] = base[0] */
+    const char *t = g->reverse ? strf("%s - s", lit(S - 1)) : "s";
+    if ((g->ri.gates == 4 || g->ri.gates == 1) && !g->lens) {
+        f->xin = strf("xw + (%s - base[0]) * %s", t, lit(fold ? B * N : N));
+        f->xin_rs = lit(fold ? N : TC * N);
+    }
     if (fold) {
         f->xp = strf("xw + ((t - base[0]) * %s + b) * %s", lit(B), lit(N));
         return product(wpk, strf("(hi - lo) * %s", lit(B)), N, I,
