@@ -10,8 +10,9 @@
 //      or RNN whose rows share their length adds the step's xw itself (its c operand: the
 //      same sum, y = s + c, as g + xw after it);
 //   3. one loop per row over the hidden units: gate = xw + g, activations, the cell update
-//      (fragment CELL, from compiler/op_rnn.c), the new state written in place (the product
-//      has already read it) and stored to Y.
+//      (fragment CELL, from compiler/op_rnn.c; with the default activations array passes of
+//      the vector sigmoid and tanh, and for the LSTM its state pass, rnn_lstm_state), the new
+//      state written in place (the product has already read it) and stored to Y.
 // Batch rows past their sequence length stop (Y zero there, Y_h/Y_c keep their last state).
 // Every multiply-add outside the products goes through double (mlbc_maddf or a sum of two
 // exact products), so contraction cannot change the results.

@@ -215,7 +215,7 @@ def check_conv_pool(mlbc, work):
 # as the recurrent product's addend or added per row; rows stopping early) against onnx_np.
 RNN_OPS = (("LSTM", 4, 2, {}), ("GRU", 3, 1, {}), ("GRU", 3, 1, {"linear_before_reset": 1}),
            ("RNN", 1, 1, {}))
-RNN_T, RNN_I, RNN_H, RNN_LENS = 5, 6, 7, (5, 2, 4)
+RNN_T, RNN_I, RNN_H, RNN_LENS = 5, 6, 20, (5, 2, 4)  # H: a full vector and a tail
 
 
 def rnn_variants_graph():

@@ -685,8 +685,9 @@ static void gru_first_pass(Buf *cell, const F32 *f, const char *body)
 }
 
 /* The vector path's step of row b (gate sums in place in g, or gq, activated there); a
- * GRU's first pass goes to CELL. */
-static void f32_vec_body(Buf *cell, Buf *body, const F32 *f)
+ * GRU's first pass goes to CELL. Returns whether BODY ends inside a loop over units j (for
+ * Y's stores; the LSTM opens one only for them). */
+static int f32_vec_body(Buf *cell, Buf *body, const F32 *f)
 {
     int G = f->g->ri.gates;
     int64_t H = f->H;
@@ -695,11 +696,10 @@ static void f32_vec_body(Buf *cell, Buf *body, const F32 *f)
     if (G == 4) {
         vact(body, "g[b]", 3 * H, 0);
         vact(body, strf("g[b] + %s", lit(3 * H)), H, 1);
-        loop(body, H, strf("c[b][j] = ct[j] = %s;\n",
-                           sum2(DT_FLOAT, strf("g[b][%s + j]", lit(2 * H)), "c[b][j]", "g[b][j]",
-                                strf("g[b][%s + j]", lit(3 * H)))));
-        vact(body, "ct", H, 1);
-        new_state(body, H, strf("g[b][%s + j] * ct[j]", lit(H)));
+        buf_printf(body, "%smlbc_lstm_state_f32(%s, g[b], c[b], h[b]);\n", i12, lit(H));
+        if (!f->g->ystore.p)
+            return 0;
+        buf_printf(body, "%sfor (j = 0; j < %s; j++) {\n", i12, lit(H));
     } else if (f->g->lbr) {
         vact(body, "g[b]", 2 * H, 0);
         loop(body, H, strf("g[b][%s + j] = %s;\n", lit(2 * H),
@@ -721,6 +721,7 @@ static void f32_vec_body(Buf *cell, Buf *body, const F32 *f)
         vact(body, "g[b]", H, 1);
         new_state(body, H, "g[b][j]");
     }
+    return 1;
 }
 
 /* The element path's update of unit j of row b; a GRU's first pass goes to CELL. */
@@ -775,12 +776,17 @@ static void f32_loop_body(Buf *cell, Buf *body, const F32 *f)
 static const char *f32_cell(const F32 *f)
 {
     Buf cell = {0}, body = {0};
+    int open = 1;           /* the body ends inside the loop over units */
     if (f->vec)
-        f32_vec_body(&cell, &body, f);
+        open = f32_vec_body(&cell, &body, f);
     else
         f32_loop_body(&cell, &body, f);
     rows(&cell, f);
-    buf_puts(&cell, deeper(strf("%s%s%s}\n", body.p, f->g->ystore.p ? f->g->ystore.p : "", i12)));
+    if (open)
+        buf_puts(&cell, deeper(strf("%s%s%s}\n", body.p, f->g->ystore.p ? f->g->ystore.p : "",
+                                    i12)));
+    else
+        buf_puts(&cell, deeper(body.p));
     end_rows(&cell, past_len(f->g));
     return cell.p;
 }
@@ -793,7 +799,7 @@ static void f32_state(const F32 *f, const char **state, const char **init)
     const char *B = lit(f->B), *H = lit(f->H);
     Buf s = {0}, in = {0};
     if (G == 4)
-        buf_printf(&s, ", c[%s][%s]%s", B, H, f->vec ? strf(", ct[%s]", H) : "");
+        buf_printf(&s, ", c[%s][%s]", B, H);
     if (f->split)  /* z: the update gate (the vector path keeps it in g) */
         buf_printf(&s, "%s, rh[%s][%s], gq[%s][%s]", f->vec ? "" : strf(", z[%s][%s]", B, H),
                    B, H, B, H);
