@@ -198,7 +198,7 @@ def rnn_sweep(root):
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     seq, batch, width = 3, 2, 8
     nodes, inputs, outputs, inits, data = [], [], [], [], []
-    for op, gates, hid, attrs in (("LSTM", 4, 200, {}), ("GRU", 3, 300,
+    for op, gates, hid, attrs in (("LSTM", 4, 184, {}), ("GRU", 3, 212,
                                                         {"linear_before_reset": 1})):
         tag = op.lower()
         inputs.append(helper.make_tensor_value_info("x" + tag, onnx.TensorProto.FLOAT,
