@@ -571,21 +571,29 @@ static const char *xin_operand(const F32 *f, const char *col)
     return strf("%s%s%s, %s, 1", f->xin, col ? " + " : "", col ? col : "", f->xin_rs);
 }
 
+/* The packed product Y[M][N] = A[M][k] M^T (+ c), Y's rows LDY apart. */
+static const char *gemm_call(const char *M, const char *N, int64_t k, const char *a,
+                             const char *lda, const char *mat, const char *c, const char *y,
+                             int64_t ldy)
+{
+    return strf("mlbc_gemm_f32(%s, %s, %s, %s, %s, %s, %s, 16, 1, %s, %s, %s)", M, N, lit(k), a,
+                lda, mat, lit(gemm_panel_stride(k)), c, y, lit(ldy));
+}
+
 /* The products: Y[M][cols] = A[M][k] M^T (+ c), M packed (gemm) or read in place (dots). */
 static const char *product(int packed, const char *M, int64_t cols, int64_t k, const char *a,
                            const char *lda, const char *mat, const char *c, const char *y)
 {
     if (packed)
-        return strf("mlbc_gemm_f32(%s, %s, %s, %s, %s, %s, %s, 16, 1, %s, %s, %s)", M, lit(cols),
-                    lit(k), a, lda, mat, lit(gemm_panel_stride(k)), c, y, lit(cols));
+        return gemm_call(M, lit(cols), k, a, lda, mat, c, y, cols);
     return strf("mlbc_dots_f32(%s, %s, %s, %s, %s, %s, %s, %s, %s)", M, lit(cols), lit(k), a,
                 lda, mat, lit(k), c, y);
 }
 
-/* The recurrent product g = h R^T of a step, a statement. A packed R larger than MLBC_SWEEP_BYTES goes
- * in column blocks, forward on even steps and backward on odd ones: each step starts on the
- * blocks the last one read most recently, which are still in cache (the same bits: every
- * column is the same product). */
+/* The recurrent product g = h R^T of a step, a statement. A packed R larger than
+ * MLBC_SWEEP_BYTES goes in column blocks, forward on even steps and backward on odd ones: each
+ * step starts on the blocks the last one read most recently, which are still in cache (the
+ * same bits: every column is the same product). */
 static const char *recurrent(const F32 *f, int64_t NR)
 {
     int64_t H = f->H, panels = (NR + 15) / 16;
@@ -598,14 +606,12 @@ static const char *recurrent(const F32 *f, int64_t NR)
     const char *n = NR % cols ? strf("%s - p * %s < %s ? %s - p * %s : %s", lit(NR), lit(cols),
                                      lit(cols), lit(NR), lit(cols), lit(cols))
                               : lit(cols);
-    const char *c = xin_operand(f, strf("p * %s", lit(cols)));
-    return strf("for (long q = 0; q < %d; q++) {\n"
-                "%s    const long p = s %% 2 ? %d - q : q;\n"
-                "%s    mlbc_gemm_f32(%s, %s, %s, h[0], %s, r + p * %s, %s, 16, 1, %s, "
-                "g[0] + p * %s, %s);\n%s}",
-                MLBC_SWEEP_BLOCKS, i8, MLBC_SWEEP_BLOCKS - 1, i8, lit(f->B), n, lit(H), lit(H),
-                lit(per * gemm_panel_stride(H)), lit(gemm_panel_stride(H)), c, lit(cols),
-                lit(NR), i8);
+    const char *call = gemm_call(lit(f->B), n, H, "h[0]", lit(H),
+                                 strf("r + p * %s", lit(per * gemm_panel_stride(H))),
+                                 xin_operand(f, strf("p * %s", lit(cols))),
+                                 strf("g[0] + p * %s", lit(cols)), NR);
+    return strf("for (long q = 0; q < %d; q++) {\n%s    const long p = s %% 2 ? %d - q : q;\n"
+                "%s    %s;\n%s}", MLBC_SWEEP_BLOCKS, i8, MLBC_SWEEP_BLOCKS - 1, i8, call, i8);
 }
 
 /* The default activations (sigmoid gates, tanh candidate and output), without clip or
