@@ -1,5 +1,6 @@
-// The vector paths of the pooling kernels (templates/pool_max_rows.c), emitted once. They need
-// no run-time choice (unlike templates/isa.c's): SSE2 is part of x86-64 and NEON of AArch64.
+// The 128-bit vector paths of the pooling kernels (templates/pool_max_rows.c), emitted once.
+// They need no run-time choice (unlike templates/isa.c's): SSE2 is part of x86-64 and NEON
+// of AArch64.
 // -DMLBC_ISA_MAX=0 forces portable C, as for every kernel; the same bits on every path.
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
     !defined(MLBC_PORTABLE) && !(defined(MLBC_ISA_MAX) && MLBC_ISA_MAX == 0)

@@ -116,6 +116,14 @@ CONV_POOL_CASES = [
     ((1, 2, 7, 48), 5, False, (2, 2), (2, 2)),
     ((1, 3, 9, 8), 12, True, (3, 2), (3, 2)),
     ((1, 2, 6, 8), 2, True, (2, 2), (2, 2)),
+    # rows of 40: too many columns past the rows' panels to pool on the registers; the row
+    # kernel's vector paths take 16 outputs, then 4 (templates/pool_max_rows.c)
+    ((1, 2, 6, 40), 3, True, (2, 2), (2, 2)),
+    # 2x2 windows pooled on the products' registers (templates/gemm_taps_pool_f32.c), the
+    # CONV_POOL_REGS cases: tiles of 4 channels and 3, 2, 1 left over; the rows' last panel
+    # partial (62), whole (16, 32, 48, 96), alone (16, 48); a row and a column left out (33)
+    ((2, 3, 9, 33), 6, True, (2, 2), (2, 2)),
+    ((1, 2, 6, 96), 7, False, (2, 2), (2, 2)),
     # pixels as the products' rows (op_conv.c, pix_pays): the last CONV_POOL_PIX; 14
     # channels: blocks of four and two left over (templates/conv_pix_out.c); rows of 8
     ((1, 8, 7, 7), 32, True, (2, 2), (2, 2)),
@@ -125,6 +133,7 @@ CONV_POOL_CASES = [
     ((1, 4, 8, 8), 16, True, (2, 2), (2, 2)),
 ]
 CONV_POOL_PIX = 5
+CONV_POOL_REGS = 6
 
 
 def conv_pool_graph(keep_apart):
@@ -190,6 +199,10 @@ def check_conv_pool(mlbc, work):
         if code.count("mlbc_gemm_f32_pix(nr") != CONV_POOL_PIX:
             raise Failure("%d Convs with pixels as the products' rows, not %d" % (
                 code.count("mlbc_gemm_f32_pix(nr"), CONV_POOL_PIX))
+        regs = len(re.findall(r"mlbc_gemm_f32_taps_pool\(\d", code))
+        if regs != (0 if apart else CONV_POOL_REGS):
+            raise Failure("%d Convs pooled on the products' registers, not %d" % (
+                regs, 0 if apart else CONV_POOL_REGS))
         in_types, out_types = mlbctest.tensor_types(model)
         feeds = kinds.random_inputs(model, seed=3)
         ref = kinds.reference(model, feeds)

@@ -216,6 +216,22 @@ def rnn_sweep(root):
     return save_sweep(d, "rnn_sweep", nodes, inputs, outputs, inits, data)
 
 
+def conv_pool(root):
+    """Writes test_models' fused Conv (+ Relu) + MaxPool chains, with inputs 2% NaN or
+    infinite and 2% -0 (where the pools' max updates must agree), in node-test layout;
+    returns its path."""
+    from onnx import numpy_helper
+    d = os.path.join(root, "gen", "conv_pool")
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    model = test_models.conv_pool_graph(False)
+    feeds = test_models.poison(test_models.kinds.random_inputs(model, seed=3), 4)
+    onnx.save(model, os.path.join(d, "model.onnx"))
+    for i, a in enumerate(feeds.values()):
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
+            f.write(numpy_helper.from_array(a).SerializeToString())
+    return os.path.join(d, "model.onnx")
+
+
 def write_inputs(work, arrays, types):
     for i, (a, t) in enumerate(zip(arrays, types)):
         with open(os.path.join(work, "in%d.bin" % i), "wb") as f:
@@ -310,7 +326,7 @@ def main():
     models += node_sample(datadir)
     models.append(gemm_sweep(root))
     models.append(conv_sweep(root))
-    markers = {rnn_sweep(root): SWEPT}
+    markers = {rnn_sweep(root): SWEPT, conv_pool(root): "mlbc_gemm_f32_taps_pool("}
     models += list(markers)
     models = [m for m in models if re.search(args.filter, m)]
 

@@ -247,6 +247,7 @@ static const struct {
     /* the float products' entry points call mlbc_isa() and mlbc_gemm_f32_c(): isa, listed
      * first, is included before the tiles, which use its macros */
     {"mlbc_gemm_f32_taps(", "gemm_taps_f32"}, {"mlbc_gemm_f32_pix(", "gemm_pix_f32"},
+    {"mlbc_gemm_f32_taps_pool(", "gemm_taps_pool_f32"},
     {"mlbc_gemm_f32_c(", "gemm_tile_f32"},
     /* the array loop first, for the same reason */
     {"MLBC_VMAP(", "vmath_map"}, {"mlbc_vexp_f32(", "vmath_exp"},

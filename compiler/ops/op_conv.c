@@ -20,7 +20,9 @@
  * window's height at a time, go through the pool's row kernel (templates/pool_max_rows.c)
  * straight into the pooled output, and the Conv's own output is never stored; a fused Relu
  * is then the pool's start value (emit_tile_pool). Products with pixels as rows have their
- * own pass for all three (templates/conv_pix_out.c).
+ * own pass for all three (templates/conv_pix_out.c). A 2x2, stride-2 MaxPool over rows of
+ * nearly whole panels is taken on the product's registers instead, with AVX-512
+ * (templates/gemm_taps_pool_f32.c, emit_pooled_pairs).
  *
  * Other Conv types and ConvInteger compute panels of up to 8 output channels of one group at
  * once, the channels being vector lanes (templates/conv_panel.c). A constant W (the usual
@@ -673,6 +675,8 @@ typedef struct GemmPlan {
     int row_calls;                      /* with nr: rows of 16k pixels (k > 1), a call each */
     int pix;                            /* with nr: pixels as the product's rows, channels as
                                            its columns (mlbc_gemm_f32_pix), output yp */
+    int pool2;                          /* with nr = 2: the fused 2x2 MaxPool taken on the
+                                           product's registers (mlbc_gemm_f32_taps_pool) */
     int64_t pad_floats, buf_floats;     /* workspace: xp, then the columns or output tile */
 } GemmPlan;
 
@@ -695,6 +699,20 @@ static int pix_pays(const ConvK *c, const GemmPlan *p, int64_t oh, int64_t ow)
         return ow == 8 && (pixels + 15) / 16 * 16 * mg >= pix_cols * pixels;
     int64_t taps_cols = ((nr - 1) * p->src[2] + ow + 15) / 16 * 16;
     return taps_cols * mg > pix_cols * pixels;
+}
+
+/* Whether a fused 2x2, stride-2 MaxPool is taken on the product's registers, two output
+ * rows of OW pixels a call (templates/gemm_taps_pool_f32.c): its tiles are 16-column panels
+ * of each row, so it pays where they are nearly full (none of the rows' garbage columns is
+ * computed, but a partial last panel is). */
+static int pool_2x2_pays(const ConvK *c, int64_t ow)
+{
+    const ConvEpilogue *ep = c->ep;
+    if (!ep || ep->pool_k[0] != 2 || ep->pool_k[1] != 2 || ep->pool_s[0] != 2 ||
+        ep->pool_s[1] != 2 || ow < 16)
+        return 0;
+    int64_t cols = ow / 2 * 2, panels = (cols + 15) / 16;
+    return (panels * 16 - cols) * 8 <= panels * 16;
 }
 
 static void gemm_plan(const ConvK *c, GemmPlan *p)
@@ -750,6 +768,11 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
         p->row_calls = out3[2] % 16 == 0 && out3[2] > 16;
         p->pix = !p->row_calls && pix_pays(c, p, oh, out3[2]);
         p->yw = p->row_panels || p->pix ? out3[2] : p->src[2];
+        p->pool2 = !p->pix && pool_2x2_pays(c, out3[2]);
+        if (p->pool2) {
+            p->nr = 2;
+            p->yw = p->src[2];
+        }
         p->buf_floats = g->MG * p->nr * p->yw;
     } else if (!p->direct && !p->shifted) {
         p->buf_floats = taps * p->tile;
@@ -788,14 +811,13 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
     buf_printf(body,
                "%s%s\n"
                "%s    for (i = 0; i + %s <= nr; i += %s) {\n"
-               "%s        float *restrict yr = yg + m * %s + (od * %s + (oh + i) / %s) * %s;\n"
-               "%s        for (o = 0; o < %s; o++)\n"
-               "%s            yr[o] = %s;\n"
-               "%s        %s(yt + m * %s + i * %s, %s, yr);\n"
+               "%s        const float init = %s;\n"
+               "%s        %s(yt + m * %s + i * %s, %s,\n"
+               "%s           yg + m * %s + (od * %s + (oh + i) / %s) * %s, &init);\n"
                "%s    }\n",
-               ind, loop_head("", "m", c->g.MG, 1), ind, lit(kh), lit(kh), ind, lit(ph * pw), lit(ph), lit(kh),
-               lit(pw), ind, lit(pw), ind, c->ep->act ? "0" : "-INFINITY", ind, pool,
-               lit(p->nr * p->yw), lit(p->yw), lit(kh), ind);
+               ind, loop_head("", "m", c->g.MG, 1), ind, lit(kh), lit(kh),
+               ind, c->ep->act ? "0" : "-INFINITY", ind, pool, lit(p->nr * p->yw), lit(p->yw),
+               lit(kh), ind, lit(ph * pw), lit(ph), lit(kh), lit(pw), ind);
 }
 
 /* The call that takes the output yp of a product with pixels as rows, NR rows of OW pixels
@@ -821,6 +843,25 @@ static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
                 lit(pw));
 }
 
+/* The products of pairs of output rows with the fused 2x2 MaxPool taken on their registers
+ * (GemmPlan.pool2): a call a pooled row, the rows from ROW of xs on; POOL, the row kernel of
+ * the paths without AVX-512, which take the pair's product into yt first. */
+static void emit_pooled_pairs(Buf *body, const ConvK *c, const GemmPlan *p, const char *xs,
+                              const char *row, const char *wg, const char *pool)
+{
+    const Geom *g = &c->g;
+    const char *ind = "                ";
+    int64_t taps = g->CG * numel_dims(g->nsp, g->k), ph = pooled(c, 0), pw = pooled(c, 1);
+    const char *plane = lit(g->out[0] * g->out[1]), *mg = lit(g->MG);
+    const char *bias = !c->B ? "0, 0" : g->G > 1 ? strf("bias + g * %s, 1", mg) : "bias, 1";
+    buf_printf(body, "%sfor (od = p0 / %s; od < (p0 + np) / %s; od++)\n", ind, plane, plane);
+    buf_printf(body, "%s    for (oh = 0; oh + 2 <= %s; oh += 2)\n", ind, lit(g->out[0]));
+    buf_printf(body, "%s        mlbc_gemm_f32_taps_pool(%s, %s, %s, %s, %s, %s + %s, %s, offs, "
+               "%s, %s, yg + (od * %s + oh / 2) * %s, %s, yt, %s);\n", ind, mg, lit(2 * pw),
+               lit(taps), wg, lit(taps), xs, row, lit(p->src[2]), bias,
+               c->ep->act ? "0" : "-INFINITY", lit(ph), lit(pw), lit(ph * pw), pool);
+}
+
 /* The products of a Conv of unit stride along the last axis, B read in place from xs (extents
  * src, XD x XH x XW) through the tap offsets: output row (od, oh) starts at (od * SD, oh * SH,
  * 0) of the source. With SH = 1 as well, the next output row starts XW floats further, so one
@@ -832,8 +873,9 @@ static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
  * pixels are panels XW floats apart (bps), rows of 8 the halves of panels (hs = XW), one
  * product for the NR rows, into rows of 16 or 8 in yt; rows of 32, 48 ... pixels are a
  * product each. Where pixels as the product's rows waste fewer columns (GemmPlan.pix), its
- * output yp, [pixel][channel], goes into y in one pass (pix_out_call) instead. Else
- * one product per output row (N = OW) writes straight into y. */
+ * output yp, [pixel][channel], goes into y in one pass (pix_out_call) instead; where a 2x2
+ * pool takes the product's registers (GemmPlan.pool2), a call per pair of rows. Else one
+ * product per output row (N = OW) writes straight into y. */
 static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan *p,
                               const char *xs, const char *wg, const char *cargs,
                               const char *relu, const char *pool, const char **decls)
@@ -864,7 +906,12 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
     int64_t oh = out3[1];
     const char *xw = lit(src[2]), *ldy = lit(p->nr * p->yw), *plane = lit(oh * out3[2]);
     const char *row = strf("(od * %s + oh) * %s", lit(s3[0] * src[1]), xw);
-    *decls = pool ? ", od, oh, nr, m, i, o" : ", od, oh, nr, m, i";
+    if (p->pool2) {
+        *decls = ", od, oh";
+        emit_pooled_pairs(body, c, p, xs, row, wg, pool);
+        return;
+    }
+    *decls = ", od, oh, nr, m, i";
     buf_printf(body,
                "%sfor (od = p0 / %s; od < (p0 + np) / %s; od++)\n"
                "%s    for (oh = 0; oh < %s; oh += nr) {\n"

@@ -403,14 +403,17 @@ int maxpool_plain_2d(Node *pool, int64_t *k, int64_t *s)
 }
 
 /* The output row yr of a max_rows_kernel pool: -inf, then the window's rows, those of the
- * last outer axis in one call. */
+ * last outer axis in one call (which starts from -inf itself when it is the only one). */
 static void emit_max_rows(Buf *b, int d, const PoolK *k, const char *yoff, const char *rows)
 {
     const PoolGeom *g = &k->g;
     int l = k->l, dk = d;
     buf_line(b, d, "float *restrict yr = yc + %s;", yoff);
-    buf_line(b, d, "for (long o = 0; o < %s; o++)", lit(k->OL));
-    buf_line(b, d + 1, "yr[o] = -INFINITY;");
+    buf_line(b, d, "const float init = -INFINITY;");
+    if (l > 1) {
+        buf_line(b, d, "for (long o = 0; o < %s; o++)", lit(k->OL));
+        buf_line(b, d + 1, "yr[o] = init;");
+    }
     for (int a = 0; a + 1 < l; a++) {
         buf_line(b, dk, "for (long k%d = lo%d; k%d < hi%d; k%d++) {", a, a, a, a, a);
         dk++;
@@ -421,12 +424,11 @@ static void emit_max_rows(Buf *b, int d, const PoolK *k, const char *yoff, const
         const char *pos = strf("(s%d + %s)", a, times(ka, g->D[a]));
         buf_printf(&xoff, "%s%s", a ? " + " : "", times(pos, k->XS[a]));
     }
-    if (l == 0) {
-        buf_line(b, dk, "%s(xc, 1, yr);", rows);
-    } else {
-        buf_line(b, dk, "if (hi%d > lo%d)", l - 1, l - 1);
-        buf_line(b, dk + 1, "%s(xc + %s, hi%d - lo%d, yr);", rows, xoff.p, l - 1, l - 1);
-    }
+    const char *start = l > 1 ? "NULL" : "&init";
+    if (l == 0)
+        buf_line(b, dk, "%s(xc, 1, yr, %s);", rows, start);
+    else
+        buf_line(b, dk, "%s(xc + %s, hi%d - lo%d, yr, %s);", rows, xoff.p, l - 1, l - 1, start);
     for (dk--; dk >= d; dk--)
         buf_line(b, dk, "}");
 }
