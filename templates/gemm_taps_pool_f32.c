@@ -6,8 +6,8 @@
 // each product value the chain s + c[m * csm] of mlbc_gemm_f32 (templates/gemm_tile_f32.c),
 // the window taken in the order and with the update of templates/pool_max_rows.c
 // (acc = v > acc ? v : acc, maxps(v, acc)). So the same bits as the product then the pool:
-// which is what the paths without AVX-512 do, both rows in one product into yt (rows rs
-// floats apart, rs - N columns between them that nothing reads), then the row kernel `pool`.
+// which is what the paths without AVX-512 do, a product per row into yt (rows of N), then
+// the row kernel `pool`.
 // With AVX-512 the product stays in registers and is pooled there: tiles of 4 channels by 2
 // rows of 32 columns (16 outputs) or of 16 (8 outputs), the window's taps being lanes picked
 // from two registers (vpermt2ps). That spares the tile's stores and the pool's loads, which
@@ -105,7 +105,7 @@ MLBC_PATH MLBC_AVX512 static void mlbc_gemm_f32_taps_pool_avx512(long M, long N,
 #endif
 
 /* y[m][j] (row stride ldy) = the 2x2 pool of rows b and b + rs of the product A B (+ c) over
- * init, as above; c[m] = c[m * csm]; N even; yt: M x 2 rows of rs floats. */
+ * init, as above; c[m] = c[m * csm]; N even; yt: M x 2 rows of N floats. */
 static void mlbc_gemm_f32_taps_pool(long M, long N, long K, const float *a, long lda,
                                     const float *b, long rs, const long *offs, const float *c,
                                     long csm, float init, float *y, long ldy, float *yt,
@@ -117,7 +117,8 @@ static void mlbc_gemm_f32_taps_pool(long M, long N, long K, const float *a, long
         return;
     }
 #endif
-    mlbc_gemm_f32_taps(M, rs + N, K, a, lda, b, 16, 8, offs, c, csm, 0, yt, 2 * rs);
+    mlbc_gemm_f32_taps(M, N, K, a, lda, b, 16, 8, offs, c, csm, 0, yt, 2 * N);
+    mlbc_gemm_f32_taps(M, N, K, a, lda, b + rs, 16, 8, offs, c, csm, 0, yt + N, 2 * N);
     for (long m = 0; m < M; m++)
-        pool(yt + m * 2 * rs, 2, y + m * ldy, &init);
+        pool(yt + m * 2 * N, 2, y + m * ldy, &init);
 }

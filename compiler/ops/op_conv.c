@@ -771,7 +771,7 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
         p->pool2 = !p->pix && pool_2x2_pays(c, out3[2]);
         if (p->pool2) {
             p->nr = 2;
-            p->yw = p->src[2];
+            p->yw = out3[2] / 2 * 2;    /* the pooled columns */
         }
         p->buf_floats = g->MG * p->nr * p->yw;
     } else if (!p->direct && !p->shifted) {
