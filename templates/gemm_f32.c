@@ -9,7 +9,7 @@ MLBC_PATH MLBC_AVX512 static void mlbc_gemm_f32_avx512(long M, long N, long K, c
 {
     const long *offs = 0, *apix = 0, hs = 8; /* no table: the tiles' row offsets fold to k * bks */
     const int split = 0;
-    MLBC_GEMM_LOOP(8, MLBC_ONE_ROW_AVX512, MLBC_TWO_ROWS_AVX512, MLBC_ROWS_AVX512, 8, 4, 2)
+    MLBC_GEMM_LOOP(8, MLBC_ONE_ROW16_AVX512, MLBC_TWO_ROWS_AVX512, MLBC_ROWS_AVX512, 16, 4, 2)
 }
 
 MLBC_PATH MLBC_AVX2 static void mlbc_gemm_f32_avx2(long M, long N, long K, const float *a, long lda,

@@ -7,6 +7,7 @@
 #include <immintrin.h>
 #define MLBC_X86 1
 #define MLBC_UNROLL _Pragma("GCC unroll 8")
+#define MLBC_UNROLL16 _Pragma("GCC unroll 16")
 #define MLBC_TILE static inline __attribute__((always_inline))
 /* gcc tunes the paths for a generic CPU whatever -mtune or -march says: tuned for AMD Zen
  * (-march=native there) it keeps the tiles' row pointers in vector registers, and the
