@@ -370,6 +370,10 @@ int pow2ceil(int64_t x);                /* smallest power of two >= x (1 for x <
  * side by side do not all fall into the same L1 sets (4 KiB aliasing); from K = 64 on, plus
  * as many as keep the panels at least 512 bytes away from a multiple of 4 KiB apart. */
 int64_t gemm_panel_stride(int64_t K);
+/* B[k][n]'s place in mlbc_gemv_f32's layout of a K x N operand (templates/gemv_f32.c): column
+ * blocks of 64, each [K][its columns rounded up to 16]; gemv_size() floats in all. */
+int64_t gemv_index(int64_t K, int64_t N, int64_t k, int64_t n);
+int64_t gemv_size(int64_t K, int64_t N);
 void buf_line(Buf *b, int ind, const char *fmt, ...);  /* a code line indented by 4 * ind */
 
 void cond_and(Buf *b, const char *term); /* append a condition to b, joined with && */

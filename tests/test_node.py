@@ -26,6 +26,7 @@ def generate(datadir):
     """The suite is generated offline from the installed onnx package (cached)."""
     if os.path.isdir(os.path.join(datadir, "node")):
         return
+    datadir = os.path.abspath(datadir)  # the generator runs in tests/
     tmp = datadir + ".tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     code = ("import onnxshim, sys; from onnx.backend.test.cmd_tools import main; "

@@ -65,7 +65,7 @@ def node_sample(datadir):
 # K (1 and longer chains); B constant (packed at compile time) or an input (read in place,
 # the last panel masked).
 SWEEP_M = (1, 2, 3, 5, 7, 8, 9, 13, 16, 17, 33)
-SWEEP_N = (1, 15, 16, 17, 40, 130)
+SWEEP_N = (1, 15, 16, 17, 40, 130, 300)
 SWEEP_K = (1, 7, 64)
 
 
@@ -185,8 +185,9 @@ def conv_sweep(root):
 
 # Recurrent matrices larger than MLBC_SWEEP_BYTES (compiler/config.h), whose product each step
 # sweeps its column blocks forward and backward on alternate steps (op_rnn.c, recurrent()):
-# an LSTM with a last block shorter than the others, a GRU with linear_before_reset.
-SWEPT = "s % 2 ? 3 - q : q"
+# an LSTM with a last block shorter than the others, a GRU with linear_before_reset, and an
+# LSTM of one batch row, whose R is in mlbc_gemv_f32's layout.
+SWEPT = ("s % 2 ? 3 - q : q", "mlbc_gemv_f32(", "h[0], r + p * ")
 
 
 def rnn_sweep(root):
@@ -196,11 +197,12 @@ def rnn_sweep(root):
     rng = np.random.default_rng(10)
     d = os.path.join(root, "gen", "rnn_sweep")
     os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
-    seq, batch, width = 3, 2, 8
+    seq, width = 3, 8
     nodes, inputs, outputs, inits, data = [], [], [], [], []
-    for op, gates, hid, attrs in (("LSTM", 4, 184, {}), ("GRU", 3, 212,
-                                                        {"linear_before_reset": 1})):
-        tag = op.lower()
+    for op, gates, hid, batch, attrs in (("LSTM", 4, 184, 2, {}),
+                                         ("GRU", 3, 212, 2, {"linear_before_reset": 1}),
+                                         ("LSTM", 4, 200, 1, {})):
+        tag = op.lower() + str(batch)
         inputs.append(helper.make_tensor_value_info("x" + tag, onnx.TensorProto.FLOAT,
                                                     [seq, batch, width]))
         data.append(rng.standard_normal((seq, batch, width)).astype(np.float32))
@@ -256,7 +258,8 @@ def model_inputs(path, work):
 
 def check_model(mlbc, driver_objs, path, work, marker=None):
     """Builds and runs every variant; returns the number of builds (None: skipped). MARKER,
-    if given, is code the generated file must hold (the case the model is there for)."""
+    if given, is code the generated file must hold, or a tuple of them (the cases the model is
+    there for)."""
     os.makedirs(work, exist_ok=True)
     if not model_inputs(path, work):
         return None
@@ -264,8 +267,9 @@ def check_model(mlbc, driver_objs, path, work, marker=None):
     r = mlbctest.run([mlbc, path, "-o", src, "-n", "model"])
     if r.returncode:
         raise Failure("mlbc: " + mlbctest.first_line(r.stderr))
-    if marker and marker not in open(src).read():
-        raise Failure("the generated code has no '%s'" % marker)
+    for m in (marker,) if isinstance(marker, str) else marker or ():
+        if m not in open(src).read():
+            raise Failure("the generated code has no '%s'" % m)
     ref_out, fma = None, {}
     for name, cc, flags in BUILDS:
         obj, exe = os.path.join(work, "model.o"), os.path.join(work, "driver")

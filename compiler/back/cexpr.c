@@ -129,6 +129,17 @@ int64_t gemm_panel_stride(int64_t K)
     return s;
 }
 
+int64_t gemv_index(int64_t K, int64_t N, int64_t k, int64_t n)
+{
+    int64_t n0 = n / 64 * 64, w = N - n0 < 64 ? (N - n0 + 15) / 16 * 16 : 64;
+    return n0 * K + k * w + n - n0;
+}
+
+int64_t gemv_size(int64_t K, int64_t N)
+{
+    return K * ((N + 15) / 16 * 16);
+}
+
 const char *fused(DType calc, const char *a, const char *b, const char *c)
 {
     if (calc == DT_FLOAT || calc == DT_DOUBLE)

@@ -205,32 +205,50 @@ static int64_t packed_matrix_size(const Prod *p, int fma)
 }
 
 /* B (and its zero point) re-laid out at compile time, all matrices of B one after the other:
- * in column panels (w[p][k][l] = B[k][W p + l], W = 8 or for the FMA kernels 16), or, for the
- * dot kernels, transposed (w[n][k] = B[k][n]). Packed when the weights are written. */
+ * in column panels (w[p][k][l] = B[k][W p + l], W = 8 or for the FMA kernels 16), for a
+ * one-row FMA product in mlbc_gemv_f32's column blocks (gemv_index), or, for the dot
+ * kernels, transposed (w[n][k] = B[k][n]). Packed when the weights are written. */
+typedef enum { PANELS, FMA_PANELS, GEMV_BLOCKS, TRANSPOSED } Layout;
+
 typedef struct Packing {
     Prod p;
-    int transposed, fma;
+    Layout lay;
 } Packing;
+
+/* The float B of a one-row product in column blocks (floats only: the FMA kernels') */
+static void pack_gemv(const Prod *p, const float *bf, float *dst)
+{
+    for (int64_t mat = 0; mat < p->nmat_b; mat++, dst += gemv_size(p->K, p->N))
+        for (int64_t k = 0; k < p->K; k++)
+            for (int64_t col = 0; col < p->N; col++)
+                dst[gemv_index(p->K, p->N, k, col)] =
+                    bf[mat * p->K * p->N + k * p->sbk + col * p->sbn];
+}
 
 static void pack_b(const void *arg, void *dst)
 {
     const Packing *pk = arg;
     const Prod *p = &pk->p;
-    int64_t pw = pk->fma ? FMA_PANEL : PANEL, full = p->N / pw, rem = p->N % pw;
+    int fma = pk->lay == FMA_PANELS, transposed = pk->lay == TRANSPOSED;
+    int64_t pw = fma ? FMA_PANEL : PANEL, full = p->N / pw, rem = p->N % pw;
     int ints = !(p->ct == DT_FLOAT || p->ct == DT_DOUBLE);
     /* float to float, by far the most common, without the generic accessors (100M
      * parameters: 0.4 s instead of 3) */
     const float *bf = p->B->dt == DT_FLOAT && p->ct == DT_FLOAT ? p->B->data : NULL;
     int64_t count = 0;
+    if (pk->lay == GEMV_BLOCKS) {
+        pack_gemv(p, bf, dst);
+        return;
+    }
     for (int64_t mat = 0; mat < p->nmat_b; mat++)
-        for (int64_t pn = 0; pn < (pk->transposed ? p->N : full + 1); pn++) {
-            int64_t width = pk->transposed ? 1
-                            : pn < full    ? pw
-                            : rem          ? panel_lanes(rem, pk->fma)
-                                           : 0;
-            for (int64_t k = 0; k < (pk->transposed ? p->K : panel_rows(p, pk->fma)); k++)
+        for (int64_t pn = 0; pn < (transposed ? p->N : full + 1); pn++) {
+            int64_t width = transposed  ? 1
+                            : pn < full ? pw
+                            : rem       ? panel_lanes(rem, fma)
+                                        : 0;
+            for (int64_t k = 0; k < (transposed ? p->K : panel_rows(p, fma)); k++)
                 for (int64_t l = 0; l < width; l++, count++) {
-                    int64_t col = pk->transposed ? pn : pn * pw + l;
+                    int64_t col = transposed ? pn : pn * pw + l;
                     if (col >= p->N || k >= p->K)
                         continue;               /* dst is zeroed */
                     int64_t at = mat * p->K * p->N + k * p->sbk + col * p->sbn;
@@ -245,14 +263,23 @@ static void pack_b(const void *arg, void *dst)
         }
 }
 
-static const char *emit_packed(Emit *e, const Prod *p, int transposed, int fma)
+/* Floats per matrix of B packed in layout LAY */
+static int64_t packed_size(const Prod *p, Layout lay)
 {
-    int64_t pw = fma ? FMA_PANEL : PANEL;
-    int64_t msize = transposed ? p->K * p->N : packed_matrix_size(p, fma);
+    return lay == TRANSPOSED    ? p->K * p->N
+           : lay == GEMV_BLOCKS ? gemv_size(p->K, p->N)
+                                : packed_matrix_size(p, lay == FMA_PANELS);
+}
+
+static const char *emit_packed(Emit *e, const Prod *p, Layout lay)
+{
+    int64_t msize = packed_size(p, lay);
     Packing *pk = xalloc(sizeof *pk);
-    *pk = (Packing){*p, transposed, fma};
-    const char *layout = transposed ? "transposed, [N][K]"
-                                    : strf("in column panels of %d", (int)pw);
+    *pk = (Packing){*p, lay};
+    const char *layout = lay == TRANSPOSED    ? "transposed, [N][K]"
+                         : lay == GEMV_BLOCKS ? "in column blocks of 64, each [K][16 n]"
+                                              : strf("in column panels of %d",
+                                                     lay == FMA_PANELS ? FMA_PANEL : PANEL);
     return weight_array(e, p->n,
         strf("B %d zb %d ct %d K %lld N %lld sbk %lld sbn %lld zbn %lld mats %lld %s",
              p->B->id, p->zb ? p->zb->id : -1, (int)p->ct, (long long)p->K, (long long)p->N,
@@ -320,9 +347,10 @@ static const char *emit_fma(Emit *e, const Prod *p, const char **bref, int64_t *
     int packed = p->B->data != NULL;
     int dots = packed ? p->N < 4 : p->sbn != 1;
     const char *call, *cargs = p->C ? strf("c, %s, %s", lit(p->csm), lit(p->csn)) : "0, 0, 0";
+    Layout lay = dots ? TRANSPOSED : p->M == 1 ? GEMV_BLOCKS : FMA_PANELS;
     if (packed) {
-        *bref = emit_packed(e, p, dots, 1);
-        *bmat = dots ? p->K * p->N : packed_matrix_size(p, 1);
+        *bref = emit_packed(e, p, lay);
+        *bmat = packed_size(p, lay);
     } else {
         *bref = ref(e, p->B);
         *bmat = p->K * p->N;
@@ -330,6 +358,9 @@ static const char *emit_fma(Emit *e, const Prod *p, const char **bref, int64_t *
     if (dots)
         call = strf("mlbc_dots_f32(%s, %s, %s, a, %s, b, %s, %s, y)", lit(p->M), lit(p->N),
                     lit(p->K), lit(p->sam), lit(packed ? p->K : p->sbn), cargs);
+    else if (packed && lay == GEMV_BLOCKS)
+        call = strf("mlbc_gemv_f32(%s, %s, a, b, %s, %s, y)", lit(p->N), lit(p->K),
+                    p->C ? "c" : "0", lit(p->C ? p->csn : 0));
     else
         call = strf("mlbc_gemm_f32(%s, %s, %s, a, %s, b, %s, %s, %d, %s, y, %s)", lit(p->M),
                     lit(p->N), lit(p->K), lit(p->sam),
@@ -396,9 +427,9 @@ static const char *emit_generic(Emit *e, const Prod *p, Prod *q, Value *bpk, con
     Buf calls = {0};
     const char *decls = "";
     if (packed) {
-        *bref = emit_packed(e, p, dot, 0);
+        *bref = emit_packed(e, p, dot ? TRANSPOSED : PANELS);
         *tw = dtype_ctype(p->ct);
-        *bmat = dot ? p->K * p->N : packed_matrix_size(p, 0);
+        *bmat = packed_size(p, dot ? TRANSPOSED : PANELS);
         q->zb = NULL;           /* subtracted while packing */
         *bpk = *p->B;           /* the kernels read the packed copy, already of type ct */
         bpk->dt = p->ct;

@@ -3,8 +3,8 @@
  * Float (template rnn_f32, one kernel per direction): the input projections of all steps
  * (or of blocks of steps, keeping the buffer within 64 KiB of stack) and batch rows at once,
  * then per step the recurrent product of the whole batch, both by the fused multiply-add
- * matrix kernel (mlbc_gemm_f32 over W and R packed at compile time; mlbc_dots_f32 reading
- * run-time W and R in place), then the gates and the cell update of each row: with the
+ * matrix kernel (mlbc_gemm_f32 over W and R packed at compile time, mlbc_gemv_f32 over R for
+ * a batch of one; mlbc_dots_f32 reading run-time W and R in place), then the gates and the cell update of each row: with the
  * default activations by array passes of the vector sigmoid/tanh (templates vmath_*),
  * otherwise in one loop. Biases of W (and of R where the cell adds it outside a gate product)
  * are the projection's c operand, and an LSTM's or RNN's projected inputs the recurrent
@@ -260,17 +260,26 @@ static const char *at_off(const char *p, int64_t off)
 /* Rows [r0, r0 + rows) of direction d of W or R ([dirs][gates * hidden][k]) for the float
  * products: a constant is packed (when the weights are written) as B = rows^T in panels of 16
  * columns for mlbc_gemm_f32 (pk[p][k][l] = M[r0 + 16 p + l][k], zero past the last row and
- * past k, the panels gemm_panel_stride(k) apart); a run-time input is read in place by
- * mlbc_dots_f32 (its rows are contiguous along k). */
+ * past k, the panels gemm_panel_stride(k) apart), or for mlbc_gemv_f32 in its column blocks
+ * (gemv_index); a run-time input is read in place by mlbc_dots_f32 (its rows are contiguous
+ * along k). */
 typedef struct RowsPacking {
     const Value *m;
     int64_t off, rows, k;
+    int gemv;
 } RowsPacking;
 
 static void pack_rows(const void *arg, void *dst)
 {
     const RowsPacking *r = arg;
     int64_t np = (r->rows + 15) / 16, ps = gemm_panel_stride(r->k), i = 0;
+    if (r->gemv) {
+        for (int64_t row = 0; row < r->rows; row++)
+            for (int64_t kk = 0; kk < r->k; kk++)
+                ((float *)dst)[gemv_index(r->k, r->rows, kk, row)] =
+                    (float)value_get_f(r->m, r->off + row * r->k + kk);
+        return;
+    }
     for (int64_t p = 0; p < np; p++)
         for (int64_t kk = 0; kk < ps / 16; kk++)
             for (int64_t l = 0; l < 16; l++, i++) {
@@ -281,21 +290,23 @@ static void pack_rows(const void *arg, void *dst)
 }
 
 static const char *pack_or_ref(Emit *e, Node *n, const Value *m, int d, int64_t r0, int64_t rows,
-                               int64_t k)
+                               int64_t k, int gemv)
 {
     int64_t off = (d * numel(m) / m->dim[0]) + r0 * k;
     if (!m->data)
         return at_off(ref(e, m), off);
     RowsPacking *arg = xalloc(sizeof *arg);
-    *arg = (RowsPacking){m, off, rows, k};
+    *arg = (RowsPacking){m, off, rows, k, gemv};
+    const char *layout = gemv ? "column blocks of 64" : "column panels of 16";
     return weight_array(e, n,
-        strf("rows %d off %lld rows %lld k %lld", m->id, (long long)off, (long long)rows,
-             (long long)k),
-        (WeightArray){.doc = strf("%s: '%s' direction %d, rows [%lld, %lld) transposed, in "
-                                  "column panels of 16", n->op, m->name, d, (long long)r0,
-                                  (long long)(r0 + rows)),
+        strf("rows %d off %lld rows %lld k %lld %s", m->id, (long long)off, (long long)rows,
+             (long long)k, layout),
+        (WeightArray){.doc = strf("%s: '%s' direction %d, rows [%lld, %lld) transposed, in %s",
+                                  n->op, m->name, d, (long long)r0, (long long)(r0 + rows),
+                                  layout),
                       .dt = DT_FLOAT, .pack = pack_rows, .arg = arg,
-                      .count = (rows + 15) / 16 * gemm_panel_stride(k)});
+                      .count = gemv ? gemv_size(k, rows)
+                                    : (rows + 15) / 16 * gemm_panel_stride(k)});
 }
 
 /* What the emitters of one node share: its inputs, outputs and options, then per direction
@@ -411,12 +422,12 @@ static void rnn_weights(Emit *e, Node *n, RnnGen *g)
                    at_off(ref(e, r), d * G * H * H));
         return;
     }
-    int split = G == 3 && !g->lbr;
-    buf_printf(&g->call, "%s, %s, %s", ref(e, x), pack_or_ref(e, n, w, d, 0, G * H, I),
-               pack_or_ref(e, n, r, d, 0, split ? 2 * H : G * H, H));
+    int split = G == 3 && !g->lbr, one = g->ri.batch == 1;
+    buf_printf(&g->call, "%s, %s, %s", ref(e, x), pack_or_ref(e, n, w, d, 0, G * H, I, 0),
+               pack_or_ref(e, n, r, d, 0, split ? 2 * H : G * H, H, one));
     if (split) {
         buf_puts(&g->params, ", const float *restrict r2");
-        buf_printf(&g->call, ", %s", pack_or_ref(e, n, r, d, 2 * H, H, H));
+        buf_printf(&g->call, ", %s", pack_or_ref(e, n, r, d, 2 * H, H, H, one));
     }
 }
 
@@ -549,12 +560,16 @@ static void lstm_update(Buf *b, const RnnGen *g, DType at)
 
 /* ---- float: template rnn_f32 ---- */
 
+/* Where a float product's matrix is: read in place (mlbc_dots_f32), packed in panels
+ * (mlbc_gemm_f32) or, for one row, in column blocks (mlbc_gemv_f32). */
+typedef enum { IN_PLACE, PANELS, BLOCKS } MatLayout;
+
 /* The float kernel of one direction, as its cell is being built. */
 typedef struct F32 {
     const RnnGen *g;
     int vec;                        /* gates by vector array passes */
     int split;                      /* GRU without linear_before_reset: r2, rh, gq */
-    int rpk;                        /* R packed */
+    MatLayout rlay;                 /* R's */
     int64_t B, H;
     const char *xp;                 /* row b's projected inputs at step t */
     const char *xin, *xin_rs;       /* LSTM and RNN without sequence_lens: the step's projected
@@ -563,31 +578,29 @@ typedef struct F32 {
                                      * otherwise */
 } F32;
 
-/* The recurrent product's c operand, its columns from COL on. */
+/* The recurrent product's c operand, its columns from COL on (NULL: none). */
 static const char *xin_operand(const F32 *f, const char *col)
 {
     if (!f->xin)
-        return "0, 0, 0";
-    return strf("%s%s%s, %s, 1", f->xin, col ? " + " : "", col ? col : "", f->xin_rs);
+        return NULL;
+    return strf("%s%s%s", f->xin, col ? " + " : "", col ? col : "");
 }
 
-/* The packed product Y[M][N] = A[M][k] M^T (+ c), Y's rows LDY apart. */
-static const char *gemm_call(const char *M, const char *N, int64_t k, const char *a,
-                             const char *lda, const char *mat, const char *c, const char *y,
-                             int64_t ldy)
+/* The products: Y[M][N] = A[M][k] M^T (+ c, contiguous rows CSM apart; NULL: none), Y's rows
+ * LDY apart, M laid out as LAY says (BLOCKS: one row). */
+static const char *product(MatLayout lay, const char *M, const char *N, int64_t k,
+                           const char *a, const char *lda, const char *mat, const char *c,
+                           const char *csm, const char *y, int64_t ldy)
 {
-    return strf("mlbc_gemm_f32(%s, %s, %s, %s, %s, %s, %s, 16, 1, %s, %s, %s)", M, N, lit(k), a,
-                lda, mat, lit(gemm_panel_stride(k)), c, y, lit(ldy));
-}
-
-/* The products: Y[M][cols] = A[M][k] M^T (+ c), M packed (gemm) or read in place (dots). */
-static const char *product(int packed, const char *M, int64_t cols, int64_t k, const char *a,
-                           const char *lda, const char *mat, const char *c, const char *y)
-{
-    if (packed)
-        return gemm_call(M, lit(cols), k, a, lda, mat, c, y, cols);
-    return strf("mlbc_dots_f32(%s, %s, %s, %s, %s, %s, %s, %s, %s)", M, lit(cols), lit(k), a,
-                lda, mat, lit(k), c, y);
+    if (lay == BLOCKS)
+        return strf("mlbc_gemv_f32(%s, %s, %s, %s, %s, %s, %s)", N, lit(k), a, mat,
+                    c ? c : "0", c ? "1" : "0", y);
+    const char *cargs = c ? strf("%s, %s, 1", c, csm) : "0, 0, 0";
+    if (lay == PANELS)
+        return strf("mlbc_gemm_f32(%s, %s, %s, %s, %s, %s, %s, 16, 1, %s, %s, %s)", M, N,
+                    lit(k), a, lda, mat, lit(gemm_panel_stride(k)), cargs, y, lit(ldy));
+    return strf("mlbc_dots_f32(%s, %s, %s, %s, %s, %s, %s, %s, %s)", M, N, lit(k), a, lda, mat,
+                lit(k), cargs, y);
 }
 
 /* The recurrent product g = h R^T of a step, a statement. A packed R larger than
@@ -597,21 +610,25 @@ static const char *product(int packed, const char *M, int64_t cols, int64_t k, c
 static const char *recurrent(const F32 *f, int64_t NR)
 {
     int64_t H = f->H, panels = (NR + 15) / 16;
-    const char *whole = product(f->rpk, lit(f->B), NR, H, "h[0]", lit(H), "r",
-                                xin_operand(f, NULL), "g[0]");
-    if (!f->rpk || panels < MLBC_SWEEP_BLOCKS ||
-        panels * gemm_panel_stride(H) * (int64_t)sizeof(float) <= MLBC_SWEEP_BYTES)
-        return strf("%s;", whole);
-    int64_t per = (panels + MLBC_SWEEP_BLOCKS - 1) / MLBC_SWEEP_BLOCKS, cols = 16 * per;
+    int64_t size = f->rlay == BLOCKS ? gemv_size(H, NR) : panels * gemm_panel_stride(H);
+    if (f->rlay == IN_PLACE || panels < MLBC_SWEEP_BLOCKS ||
+        size * (int64_t)sizeof(float) <= MLBC_SWEEP_BYTES)
+        return strf("%s;", product(f->rlay, lit(f->B), lit(NR), H, "h[0]", lit(H), "r",
+                                   xin_operand(f, NULL), f->xin_rs, "g[0]", NR));
+    int64_t per = (panels + MLBC_SWEEP_BLOCKS - 1) / MLBC_SWEEP_BLOCKS;
+    if (f->rlay == BLOCKS)
+        per = (per + 3) / 4 * 4;        /* whole blocks of mlbc_gemv_f32's layout */
+    int64_t cols = 16 * per, nb = (NR + cols - 1) / cols;
+    int64_t at = f->rlay == BLOCKS ? cols * H : per * gemm_panel_stride(H);
     const char *n = NR % cols ? strf("%s - p * %s < %s ? %s - p * %s : %s", lit(NR), lit(cols),
                                      lit(cols), lit(NR), lit(cols), lit(cols))
                               : lit(cols);
-    const char *call = gemm_call(lit(f->B), n, H, "h[0]", lit(H),
-                                 strf("r + p * %s", lit(per * gemm_panel_stride(H))),
-                                 xin_operand(f, strf("p * %s", lit(cols))),
-                                 strf("g[0] + p * %s", lit(cols)), NR);
-    return strf("for (long q = 0; q < %d; q++) {\n%s    const long p = s %% 2 ? %d - q : q;\n"
-                "%s    %s;\n%s}", MLBC_SWEEP_BLOCKS, i8, MLBC_SWEEP_BLOCKS - 1, i8, call, i8);
+    const char *call = product(f->rlay, lit(f->B), n, H, "h[0]", lit(H),
+                               strf("r + p * %s", lit(at)),
+                               xin_operand(f, strf("p * %s", lit(cols))), f->xin_rs,
+                               strf("g[0] + p * %s", lit(cols)), NR);
+    return strf("for (long q = 0; q < %s; q++) {\n%s    const long p = s %% 2 ? %s - q : q;\n"
+                "%s    %s;\n%s}", lit(nb), i8, lit(nb - 1), i8, call, i8);
 }
 
 /* The default activations (sigmoid gates, tanh candidate and output), without clip or
@@ -686,8 +703,8 @@ static void gru_first_pass(Buf *cell, const F32 *f, const char *body)
     rows(cell, f);
     buf_puts(cell, deeper(f->vec ? body : strf("%s%s}\n", body, i12)));
     end_rows(cell, "");
-    buf_printf(cell, "%s%s;\n", i8, product(f->rpk, lit(f->B), f->H, f->H, "rh[0]", lit(f->H),
-                                            "r2", "0, 0, 0", "gq[0]"));
+    buf_printf(cell, "%s%s;\n", i8, product(f->rlay, lit(f->B), lit(f->H), f->H, "rh[0]",
+                                            lit(f->H), "r2", NULL, NULL, "gq[0]", f->H));
 }
 
 /* The vector path's step of row b (gate sums in place in g, or gq, activated there); a
@@ -830,8 +847,8 @@ static const char *f32_project(F32 *f, int fold, int64_t TC)
 {
     const RnnGen *g = f->g;
     int64_t S = g->ri.seq, B = f->B, I = g->ri.in, N = g->ri.gates * f->H;
-    int wpk = g->w->data != NULL;
-    const char *bias = g->bias ? "bias, 0, 1" : "0, 0, 0";
+    MatLayout wlay = g->w->data ? PANELS : IN_PLACE;
+    const char *bias = g->bias ? "bias" : NULL;
     /* without sequence lengths every row is at the same step t, and base[b] = base[0] */
     const char *t = g->reverse ? strf("%s - s", lit(S - 1)) : "s";
     if ((g->ri.gates == 4 || g->ri.gates == 1) && !g->lens) {
@@ -840,14 +857,14 @@ static const char *f32_project(F32 *f, int fold, int64_t TC)
     }
     if (fold) {
         f->xp = strf("xw + ((t - base[0]) * %s + b) * %s", lit(B), lit(N));
-        return product(wpk, strf("(hi - lo) * %s", lit(B)), N, I,
-                       strf("x + lo * %s", lit(B * I)), lit(I), "w", bias, "xw");
+        return product(wlay, strf("(hi - lo) * %s", lit(B)), lit(N), I,
+                       strf("x + lo * %s", lit(B * I)), lit(I), "w", bias, "0", "xw", N);
     }
     const char *xlo = strf("x + %s", g->ri.layout ? strf("(b * %s + lo) * %s", lit(S), lit(I))
                                                   : strf("(lo * %s + b) * %s", lit(B), lit(I)));
     f->xp = strf("xw + (b * %s + t - base[b]) * %s", lit(TC), lit(N));
-    return product(wpk, "hi - lo", N, I, xlo, lit(g->ri.layout ? I : B * I), "w", bias,
-                   strf("xw + b * %s", lit(TC * N)));
+    return product(wlay, "hi - lo", lit(N), I, xlo, lit(g->ri.layout ? I : B * I), "w", bias,
+                   "0", strf("xw + b * %s", lit(TC * N)), N);
 }
 
 /* The float kernel of the direction (template rnn_f32). */
@@ -855,7 +872,7 @@ static const char *emit_f32(Emit *e, Node *n, const RnnGen *g)
 {
     const RnnInfo *ri = &g->ri;
     int G = ri->gates;
-    F32 f = {.g = g, .vec = f32_vec(g), .split = G == 3 && !g->lbr, .rpk = g->r->data != NULL,
+    F32 f = {.g = g, .vec = f32_vec(g), .split = G == 3 && !g->lbr, .rlay = !g->r->data ? IN_PLACE : ri->batch == 1 ? BLOCKS : PANELS,
              .B = ri->batch, .H = ri->hid};
     int64_t S = ri->seq, B = f.B, H = f.H, N = G * H, NR = f.split ? 2 * H : N;
     /* Steps projected at once: all of them, or as many as keep xw within 64 KiB. */
@@ -872,7 +889,7 @@ static const char *emit_f32(Emit *e, Node *n, const RnnGen *g)
                (long long)ri->in, (long long)H, ri->layout, (long long)TC);
     doc_options(&doc, g);
     buf_printf(&doc, "; W %s, R %s", g->w->data ? "packed" : "read in place",
-               f.rpk ? "packed" : "read in place");
+               f.rlay == IN_PLACE ? "read in place" : "packed");
     return kernel(e, n, "rnn_f32", "DOC", doc.p, "PARAMS", g->params.p, "XW", lit(TC * B * N),
         "BATCH", lit(B), "PROWS", lit(fold ? 1 : B), "NR", lit(NR), "H", lit(H), "STATE", state,
         "PROLOGUE", g->pro.p ? g->pro.p : "", "INIT", init, "SEQ", lit(S), "TC", lit(TC),
