@@ -1,6 +1,7 @@
 /* gemm_shapes.c - mlbc's matrix-product kernel alone, at the shapes of the policy networks
  * (models/kinds.py): the products of their layers, B packed at compile time as the generated
  * code packs a weight matrix, A and B warm in cache as in a policy called again and again.
+ * One row of A takes mlbc_gemv_f32, as in the generated code.
  * This is the "GEMM-bound layer" of issue 8, apart from the rest of a model (activations,
  * copies) that the model rows include.
  *
@@ -18,6 +19,7 @@
 #include "../templates/isa.c"
 #include "../templates/gemm_tile_f32.c"
 #include "../templates/gemm_f32.c"
+#include "../templates/gemv_f32.c"
 
 /* M rows (batch, tokens, time steps), K inputs, N outputs: layers of the kinds' families */
 static const long shapes[][3] = {
@@ -53,7 +55,10 @@ static double gflops(long M, long K, long N, int reps)
     for (int r = 0; r < reps; r++) {
         double t0 = now_s();
         for (long i = 0; i < calls; i++) {
-            mlbc_gemm_f32(M, N, K, a, K, b, 16 * K, 16, 1, c, 0, 1, y, N);
+            if (M == 1)
+                mlbc_gemv_f32(N, K, a, b, c, 1, y);
+            else
+                mlbc_gemm_f32(M, N, K, a, K, b, 16 * K, 16, 1, c, 0, 1, y, N);
             __asm__ __volatile__("" : : "r"(y) : "memory");
         }
         double t = (now_s() - t0) / calls;

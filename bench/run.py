@@ -593,8 +593,9 @@ def gemm_table(gemm, ceiling, path_name):
         lines.append([shape, str(m), "%.1f" % g,
                       "%.0f" % (100 * share) if share is not None else "-",
                       "batch 1 (weights streamed once per call)" if m == 1 else ""])
-    table("matrix products alone: mlbc_gemm_f32 at the layers' shapes (M rows x K inputs x N "
-          "outputs), B packed, warm cache, gcc -O2, best over the rounds",
+    table("matrix products alone: mlbc_gemm_f32 (one row: mlbc_gemv_f32) at the layers' "
+          "shapes (M rows x K inputs x N outputs), B packed, warm cache, gcc -O2, best over "
+          "the rounds",
           ["M x K x N", "M", "GFLOP/s", "% ceiling", "note"], lines,
           ["ceiling: %s %.1f GFLOP/s (bench/peak.c)" % (path_name, ceiling) if ceiling else
            "ceiling not measured",

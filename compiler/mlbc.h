@@ -287,6 +287,7 @@ typedef struct Bucketize {              /* Bucketize (fuse.c) */
 
 _Noreturn void node_die(Node *n, const char *fmt, ...);
 int64_t numel(const Value *v);
+int same_type(const Value *a, const Value *b);  /* the same element type and shape */
 int64_t numel_dims(int rank, const int64_t *dim);
 int64_t dims_prod(const int64_t *dim, int from, int to); /* dim[from] * ... * dim[to - 1] */
 void set_output(Node *n, int i, DType dt, int rank, const int64_t *dim);

@@ -179,19 +179,41 @@ def poison(feeds, seed):
     return out
 
 
-def check_conv_pool(mlbc, work):
-    """Fused and unfused Conv + MaxPool: the same bits, also with NaN, infinite and -0
-    inputs, and onnx_np's values."""
+def fused_vs_apart(mlbc, work, tag, graph, inspect, ncases, what):
+    """GRAPH(keep_apart) built fused and kept apart, INSPECT(code, apart) checking each one's
+    generated code: both against onnx_np, and outputs y0.. y<NCASES - 1> of the two the same
+    bits, also with NaN, infinite and -0 inputs."""
     res = {}
     for apart in (False, True):
-        model = conv_pool_graph(apart)
-        wdir = os.path.join(work, "conv_pool_%s" % ("apart" if apart else "fused"))
+        model = graph(apart)
+        wdir = os.path.join(work, "%s_%s" % (tag, "apart" if apart else "fused"))
         os.makedirs(wdir, exist_ok=True)
         path = os.path.join(wdir, "model.onnx")
         kinds.save(model, path)
         exe = mlbctest.compile_model(mlbc, path, wdir)
         with open(os.path.join(wdir, "model.c")) as f:  # comments wrap: join their lines
-            code = re.sub(r"\s*\n \* ", " ", f.read())
+            inspect(re.sub(r"\s*\n \* ", " ", f.read()), apart)
+        in_types, out_types = mlbctest.tensor_types(model)
+        feeds = kinds.random_inputs(model, seed=3)
+        ref = kinds.reference(model, feeds)
+        names = [v.name for v in model.graph.output]
+        shapes = [(t, ref[o].shape) for t, o in zip(out_types, names)]
+        got = mlbctest.execute(exe, wdir, list(feeds.values()), in_types, shapes)
+        compare_outputs(names, got, [ref[o] for o in names])
+        odd = mlbctest.execute(exe, wdir, list(poison(feeds, 4).values()), in_types, shapes)
+        res[apart] = (dict(zip(names, got)), dict(zip(names, odd)))
+    for i in range(ncases):
+        y = "y%d" % i
+        for k, inputs in enumerate(("random", "NaN, infinite and -0")):
+            if res[False][k][y].tobytes() != res[True][k][y].tobytes():
+                raise Failure("%s, %s inputs: the fused %s differs from the unfused in bits"
+                              % (y, inputs, what))
+    return ncases
+
+
+def check_conv_pool(mlbc, work):
+    """Fused and unfused Conv + MaxPool (fused_vs_apart), and the paths the chains take."""
+    def inspect(code, apart):
         fused = code.count("; then MaxPool, kernel")
         if fused != (0 if apart else len(CONV_POOL_CASES)):
             raise Failure("%d of %d Conv + MaxPool chains fused %s" % (
@@ -203,23 +225,55 @@ def check_conv_pool(mlbc, work):
         if regs != (0 if apart else CONV_POOL_REGS):
             raise Failure("%d Convs pooled on the products' registers, not %d" % (
                 regs, 0 if apart else CONV_POOL_REGS))
-        in_types, out_types = mlbctest.tensor_types(model)
-        feeds = kinds.random_inputs(model, seed=3)
-        ref = kinds.reference(model, feeds)
-        names = [v.name for v in model.graph.output]
-        got = mlbctest.execute(exe, wdir, list(feeds.values()), in_types,
-                               [(t, ref[o].shape) for t, o in zip(out_types, names)])
-        compare_outputs(names, got, [ref[o] for o in names])
-        odd = mlbctest.execute(exe, wdir, list(poison(feeds, 4).values()), in_types,
-                               [(t, ref[o].shape) for t, o in zip(out_types, names)])
-        res[apart] = (dict(zip(names, got)), dict(zip(names, odd)))
-    for i in range(len(CONV_POOL_CASES)):
-        y = "y%d" % i
-        for k, inputs in enumerate(("random", "NaN, infinite and -0")):
-            if res[False][k][y].tobytes() != res[True][k][y].tobytes():
-                raise Failure("%s, %s inputs: the fused Conv + MaxPool differs from the "
-                              "unfused in bits" % (y, inputs))
-    return len(CONV_POOL_CASES)
+    return fused_vs_apart(mlbc, work, "conv_pool", conv_pool_graph, inspect,
+                          len(CONV_POOL_CASES), "Conv + MaxPool")
+
+
+# MatMul + Add of a bias, fused into the product's c operand (fuse.c): A's shape, B's, the
+# bias's, whether the bias is the Add's first input, whether it fuses. Rows of a batch of
+# sequences, a scalar bias, one row (mlbc_gemv_f32), a batch of B matrices; a bias per row
+# and a MatMul of a vector B stay apart.
+MATMUL_ADD_CASES = [
+    ((2, 5, 24), (24, 40), (40,), False, True),
+    ((2, 5, 24), (24, 17), (1, 1, 17), True, True),
+    ((7, 33), (33, 20), (1,), False, True),
+    ((1, 300), (300, 70), (70,), True, True),
+    ((3, 4, 8), (3, 8, 16), (16,), False, True),
+    ((5, 8), (8, 16), (5, 1), False, False),
+    ((5, 8), (8,), (5,), False, False),
+]
+
+
+def matmul_add_graph(keep_apart):
+    """The MATMUL_ADD_CASES as one model; keep_apart: each product is an output too."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(6)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits = [], [], [], []
+    for i, (a, b, bias, first, _) in enumerate(MATMUL_ADD_CASES):
+        t = str(i)
+        inputs.append(helper.make_tensor_value_info("a" + t, F, a))
+        inits.append(numpy_helper.from_array(rng.standard_normal(b).astype(np.float32), "b" + t))
+        inputs.append(helper.make_tensor_value_info("c" + t, F, bias))
+        nodes.append(helper.make_node("MatMul", ["a" + t, "b" + t], ["p" + t]))
+        nodes.append(helper.make_node("Add", ["c" + t, "p" + t] if first else ["p" + t, "c" + t],
+                                      ["y" + t]))
+        shape = np.matmul(np.zeros(a), np.zeros(b)).shape
+        outputs.append(helper.make_tensor_value_info("y" + t, F, shape))
+        if keep_apart:
+            outputs.append(helper.make_tensor_value_info("p" + t, F, shape))
+    graph = helper.make_graph(nodes, "matmul_add", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def check_matmul_add(mlbc, work):
+    """Fused and unfused MatMul + Add (fused_vs_apart), and which fused."""
+    def inspect(code, apart):
+        want = len(MATMUL_ADD_CASES) - (0 if apart else sum(c[4] for c in MATMUL_ADD_CASES))
+        if code.count("/* Add '") != want:
+            raise Failure("%d Add nodes left, not %d" % (code.count("/* Add '"), want))
+    return fused_vs_apart(mlbc, work, "matmul_add", matmul_add_graph, inspect,
+                          len(MATMUL_ADD_CASES), "MatMul + Add")
 
 
 # Float LSTM, GRU (both reset variants) and RNN in every direction and layout, without and
@@ -309,6 +363,7 @@ def check_defaults_committed():
     if stale:
         raise Failure("not what models/kinds.py generates (rerun it with --ref): "
                       + ", ".join(stale))
+    return len(kinds.KINDS)
 
 
 def main():
@@ -344,24 +399,21 @@ def main():
                 report(True, "%s (%d reference samples)" % (name, f.result()))
             except errors as e:
                 report(False, "%s: %s" % (name, e))
-        try:
-            n = check_conv_pool(mlbc, work)
-            report(True, "fused Conv + MaxPool: %d chains, the bits of the unfused, onnx_np's "
-                   "values" % n)
-        except errors as e:
-            report(False, "fused Conv + MaxPool: %s" % e)
-        try:
-            n = check_rnn_variants(mlbc, work)
-            report(True, "float LSTM, GRU, RNN: %d variants (direction, layout, "
-                   "sequence_lens, batch, initial states) vs onnx_np" % n)
-        except errors as e:
-            report(False, "float LSTM, GRU, RNN variants: %s" % e)
-        try:
-            check_defaults_committed()
-            report(True, "models/<kind>.onnx up to date with models/kinds.py (%d kinds)"
-                   % len(kinds.KINDS))
-        except errors as e:
-            report(False, "models/<kind>.onnx: %s" % e)
+        checks = [  # what is checked, the check, what its count counts
+            ("fused Conv + MaxPool", lambda: check_conv_pool(mlbc, work),
+             "chains, the bits of the unfused, onnx_np's values"),
+            ("fused MatMul + Add", lambda: check_matmul_add(mlbc, work),
+             "cases, the bits of the unfused, onnx_np's values"),
+            ("float LSTM, GRU, RNN", lambda: check_rnn_variants(mlbc, work),
+             "variants (direction, layout, sequence_lens, batch, initial states) vs onnx_np"),
+            ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
+             "kinds"),
+        ]
+        for what, check, counted in checks:
+            try:
+                report(True, "%s: %d %s" % (what, check(), counted))
+            except errors as e:
+                report(False, "%s: %s" % (what, e))
         for name, params, f in members:
             try:
                 n = f.result()

@@ -20,16 +20,6 @@ void selector_halves(const char *s, uint64_t h[2])
     }
 }
 
-static int same_type(const Value *a, const Value *b)
-{
-    if (a->dt != b->dt || a->rank != b->rank)
-        return 0;
-    for (int k = 0; k < a->rank; k++)
-        if (a->dim[k] != b->dim[k])
-            return 0;
-    return 1;
-}
-
 /* The value of LIST named like WANT and not taken yet, or NULL. */
 static Value *find_named(Value **list, int n, const char *name, char *taken)
 {

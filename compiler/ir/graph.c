@@ -32,6 +32,16 @@ int64_t dims_prod(const int64_t *dim, int from, int to)
 
 int64_t numel(const Value *v) { return numel_dims(v->rank, v->dim); }
 
+int same_type(const Value *a, const Value *b)
+{
+    if (a->dt != b->dt || a->rank != b->rank)
+        return 0;
+    for (int k = 0; k < a->rank; k++)
+        if (a->dim[k] != b->dim[k])
+            return 0;
+    return 1;
+}
+
 const char *shape_str(const Value *v)
 {
     if (v->rank < 0)

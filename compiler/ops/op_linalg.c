@@ -8,8 +8,9 @@
  *           Linear layer, attention's products): mlbc_gemm_f32 (templates/gemm_f32.c),
  *           register tiles over rows and 16-column panels with explicit fused multiply-adds
  *           and run-time vector paths; a constant B is packed into those panels at compile
- *           time, another is read in place. Fewer than 4 columns over a long K take
- *           mlbc_dots_f32 (sixteen partial chains). The same bits on every path.
+ *           time (for a single row of A, into mlbc_gemv_f32's column blocks), another is
+ *           read in place. Fewer than 4 columns over a long K take mlbc_dots_f32 (sixteen
+ *           partial chains). The same bits on every path.
  *   blas    --blas, a float product the fma kernels do not cover, of at least
  *           MLBC_BLAS_MIN_FLOPS multiply-adds: cblas_sgemm, or cblas_sgemv for a single row.
  *   packed  any other type (16-bit floats, double, integers) with a constant B: column
@@ -339,7 +340,7 @@ static int fma_eligible(const Prod *p)
 }
 
 /* The matrix kernel through mlbc_gemm_f32 (B in panels of 16: packed, or read in place when
- * contiguous along N) or mlbc_dots_f32 (a constant B of fewer than 4 columns, packed
+ * contiguous along N), mlbc_gemv_f32 (one row of A, B packed for it) or mlbc_dots_f32 (a constant B of fewer than 4 columns, packed
  * transposed, or a B contiguous along K): returns it, and its b argument and elements per
  * matrix of B through bref and bmat. */
 static const char *emit_fma(Emit *e, const Prod *p, const char **bref, int64_t *bmat)
@@ -715,6 +716,8 @@ static void matmul_emit(Emit *e, Node *n)
         p.ct = DT_UINT32;
     } else {
         p.ct = acc_type(p.Y->dt);
+        p.C = input(n, 2);      /* a bias fused in (fuse.c): one per column, or one */
+        p.csn = p.C && numel(p.C) > 1;
     }
     emit_prod(e, &p);
 }

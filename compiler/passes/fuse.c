@@ -15,6 +15,11 @@
  * Conv (+ Relu) + MaxPool. Likewise a MaxPool that only reads such a Conv's output and that
  * op_conv.c can apply to each tile (conv_takes_maxpool): the MaxPool node becomes the Conv,
  * the epilogue gains the pool, and the Conv's full-size output is never stored.
+ *
+ * MatMul + Add. A float MatMul whose output only an Add of a bias reads (one value per
+ * column, or one in all: a Linear layer on a batch of sequences, exported so): the Add node
+ * becomes the MatMul with the bias as a third input, the c operand of op_linalg.c's product,
+ * which the kernels add to each finished sum as the Add did: the same bits, one pass fewer.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -201,12 +206,49 @@ static int try_conv_pool(Graph *g, Node *conv)
     return 1;
 }
 
+/* B, a bias of Y: one value per last axis of Y's (its other axes 1), or one in all */
+static int is_bias(const Value *b, const Value *y)
+{
+    if (b->dt != DT_FLOAT || b->rank > y->rank)
+        return 0;
+    for (int k = 0; k < b->rank - 1; k++)
+        if (b->dim[k] != 1)
+            return 0;
+    return b->rank == 0 || b->dim[b->rank - 1] == 1 || b->dim[b->rank - 1] == y->dim[y->rank - 1];
+}
+
+static int try_matmul_add(Graph *g, Node *mm)
+{
+    if (strcmp(mm->op, "MatMul") || *mm->domain || mm->nin != 2 || mm->nout != 1 ||
+        !mm->out[0] || mm->out[0]->dt != DT_FLOAT || mm->in[1]->rank < 2)
+        return 0;
+    Value *y = mm->out[0];
+    Node *add = sole_consumer(g, y);
+    if (!add || strcmp(add->op, "Add") || *add->domain || add->nin != 2 || add->nout != 1 ||
+        !add->out[0] || !same_type(add->out[0], y))
+        return 0;
+    Value *bias = add->in[0] == y ? add->in[1] : add->in[0];
+    if (bias == y || !is_bias(bias, y))
+        return 0;
+    Value **in = xalloc(3 * sizeof *in);
+    in[0] = mm->in[0], in[1] = mm->in[1], in[2] = bias;
+    add->op = mm->op;
+    add->def = mm->def;
+    add->opset = mm->opset;
+    add->name = mm->name;
+    add->in = in;
+    add->nin = 3;
+    add->attr = mm->attr;
+    add->nattr = mm->nattr;
+    return 1;
+}
+
 int fuse_graph(Graph *g)
 {
     int fused = 0;
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             fused += try_bucketize(g, g->nodes[i]) || try_conv_relu(g, g->nodes[i]) ||
-                     try_conv_pool(g, g->nodes[i]);
+                     try_conv_pool(g, g->nodes[i]) || try_matmul_add(g, g->nodes[i]);
     return fused;
 }
