@@ -230,6 +230,10 @@ static void pack_b(const void *arg, void *dst)
 {
     const Packing *pk = arg;
     const Prod *p = &pk->p;
+    if (pk->lay == GEMV_BLOCKS) {       /* float to float, as the FMA kernels are */
+        pack_gemv(p, p->B->data, dst);
+        return;
+    }
     int fma = pk->lay == FMA_PANELS, transposed = pk->lay == TRANSPOSED;
     int64_t pw = fma ? FMA_PANEL : PANEL, full = p->N / pw, rem = p->N % pw;
     int ints = !(p->ct == DT_FLOAT || p->ct == DT_DOUBLE);
@@ -237,10 +241,6 @@ static void pack_b(const void *arg, void *dst)
      * parameters: 0.4 s instead of 3) */
     const float *bf = p->B->dt == DT_FLOAT && p->ct == DT_FLOAT ? p->B->data : NULL;
     int64_t count = 0;
-    if (pk->lay == GEMV_BLOCKS) {
-        pack_gemv(p, bf, dst);
-        return;
-    }
     for (int64_t mat = 0; mat < p->nmat_b; mat++)
         for (int64_t pn = 0; pn < (transposed ? p->N : full + 1); pn++) {
             int64_t width = transposed  ? 1
@@ -340,8 +340,8 @@ static int fma_eligible(const Prod *p)
 }
 
 /* The matrix kernel through mlbc_gemm_f32 (B in panels of 16: packed, or read in place when
- * contiguous along N), mlbc_gemv_f32 (one row of A, B packed for it) or mlbc_dots_f32 (a constant B of fewer than 4 columns, packed
- * transposed, or a B contiguous along K): returns it, and its b argument and elements per
+ * contiguous along N), mlbc_gemv_f32 (one row of A, B packed for it) or mlbc_dots_f32 (a
+ * constant B of fewer than 4 columns, packed transposed, or a B contiguous along K): returns it, and its b argument and elements per
  * matrix of B through bref and bmat. */
 static const char *emit_fma(Emit *e, const Prod *p, const char **bref, int64_t *bmat)
 {

@@ -4,8 +4,8 @@
  * (or of blocks of steps, keeping the buffer within 64 KiB of stack) and batch rows at once,
  * then per step the recurrent product of the whole batch, both by the fused multiply-add
  * matrix kernel (mlbc_gemm_f32 over W and R packed at compile time, mlbc_gemv_f32 over R for
- * a batch of one; mlbc_dots_f32 reading run-time W and R in place), then the gates and the cell update of each row: with the
- * default activations by array passes of the vector sigmoid/tanh (templates vmath_*),
+ * a batch of one; mlbc_dots_f32 reading run-time W and R in place), then the gates and the
+ * cell update of each row: with the default activations by array passes of the vector sigmoid/tanh (templates vmath_*),
  * otherwise in one loop. Biases of W (and of R where the cell adds it outside a gate product)
  * are the projection's c operand, and an LSTM's or RNN's projected inputs the recurrent
  * product's, where all rows are at the same step.
@@ -309,6 +309,10 @@ static const char *pack_or_ref(Emit *e, Node *n, const Value *m, int d, int64_t 
                                     : (rows + 15) / 16 * gemm_panel_stride(k)});
 }
 
+/* R in mlbc_gemv_f32's layout: its product has one row (rnn_weights packs it, emit_f32 calls
+ * it) */
+static int r_in_blocks(const RnnInfo *ri) { return ri->batch == 1; }
+
 /* What the emitters of one node share: its inputs, outputs and options, then per direction
  * the kernel's parameters and call and the fragments every template takes. */
 typedef struct RnnGen {
@@ -422,7 +426,7 @@ static void rnn_weights(Emit *e, Node *n, RnnGen *g)
                    at_off(ref(e, r), d * G * H * H));
         return;
     }
-    int split = G == 3 && !g->lbr, one = g->ri.batch == 1;
+    int split = G == 3 && !g->lbr, one = r_in_blocks(&g->ri);
     buf_printf(&g->call, "%s, %s, %s", ref(e, x), pack_or_ref(e, n, w, d, 0, G * H, I, 0),
                pack_or_ref(e, n, r, d, 0, split ? 2 * H : G * H, H, one));
     if (split) {
@@ -872,7 +876,8 @@ static const char *emit_f32(Emit *e, Node *n, const RnnGen *g)
 {
     const RnnInfo *ri = &g->ri;
     int G = ri->gates;
-    F32 f = {.g = g, .vec = f32_vec(g), .split = G == 3 && !g->lbr, .rlay = !g->r->data ? IN_PLACE : ri->batch == 1 ? BLOCKS : PANELS,
+    F32 f = {.g = g, .vec = f32_vec(g), .split = G == 3 && !g->lbr,
+             .rlay = !g->r->data ? IN_PLACE : r_in_blocks(ri) ? BLOCKS : PANELS,
              .B = ri->batch, .H = ri->hid};
     int64_t S = ri->seq, B = f.B, H = f.H, N = G * H, NR = f.split ? 2 * H : N;
     /* Steps projected at once: all of them, or as many as keep xw within 64 KiB. */
