@@ -100,7 +100,8 @@ MLBC_PATH MLBC_AVX2 static void mlbc_gemv_f32_avx2(long N, long K, const float *
 /* y[n] = sum over k of a[k] B[k][n] (+ c[n * csn]). B in column blocks of 64 (the last one
  * narrower), each block row by row, [K][w], w its columns rounded up to 16 (zeros past N);
  * block j starts at j * 64 * K. The chains are mlbc_gemm_f32's, and so are the bits: the
- * other paths take it block by block, as panels 16 floats apart with rows w apart. */
+ * other paths take mlbc_gemm_f32_base block by block, as panels 16 floats apart with rows w
+ * apart (not mlbc_gemm_f32, whose x86 paths would be compiled for nothing). */
 static void mlbc_gemv_f32(long N, long K, const float *a, const float *b, const float *c,
                           long csn, float *y)
 {
@@ -118,7 +119,7 @@ static void mlbc_gemv_f32(long N, long K, const float *a, const float *b, const 
 #endif
     for (n0 = 0; n0 < N; n0 += 64, b += 64 * K) {
         long w = N - n0 < 64 ? N - n0 : 64;
-        mlbc_gemm_f32(1, w, K, a, K, b, 16, (w + 15) / 16 * 16, 1, c ? c + n0 * csn : 0, 0,
-                      csn, y + n0, N);
+        mlbc_gemm_f32_base(1, w, K, a, K, b, 16, (w + 15) / 16 * 16, 1, c ? c + n0 * csn : 0,
+                           0, csn, y + n0, N);
     }
 }

@@ -1,14 +1,17 @@
 // The instruction-set paths of generated code, shared by every kernel that has vector
 // variants. On x86-64 a path is taken per call from the CPU's features (a load and a test,
 // the state being libgcc's); AArch64 always takes NEON. -DMLBC_ISA_MAX=0|1 caps the path
-// (0: portable C, 1: up to AVX2), for tests.
+// (0: portable C only, no vector code compiled; 1: up to AVX2).
 // Whatever the path, the results are the same bits: see the kernels' notes.
-#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && !defined(MLBC_PORTABLE)
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
+    !defined(MLBC_PORTABLE) && !(defined(MLBC_ISA_MAX) && MLBC_ISA_MAX == 0)
 #include <immintrin.h>
 #define MLBC_X86 1
 #define MLBC_UNROLL _Pragma("GCC unroll 8")
 #define MLBC_UNROLL16 _Pragma("GCC unroll 16")
-#define MLBC_TILE static inline __attribute__((always_inline))
+/* unused: mlbc_gemv_f32's fallback takes the C path of templates/gemm_tile_f32.c and none of
+ * the x86 tiles beside it */
+#define MLBC_TILE static inline __attribute__((always_inline, unused))
 /* gcc tunes the paths for a generic CPU whatever -mtune or -march says: tuned for AMD Zen
  * (-march=native there) it keeps the tiles' row pointers in vector registers, and the
  * products ran 1.25x slower. clang takes no tune= here. */
@@ -46,12 +49,24 @@
 #endif
 
 #if MLBC_X86
-/* 2: AVX-512F, 1: AVX2 with FMA, 0: portable C. */
-static int mlbc_isa(void)
+/* The path the compiler's target guarantees already (-march=native on an AVX-512 machine,
+ * -mavx2 -mfma): no run-time test up to it, and the paths below it, never taken, are not
+ * compiled (a third of the build time of a file of matrix products at gcc -O2). */
+#if defined(__AVX512F__)
+#define MLBC_ISA_TARGET 2
+#elif defined(__AVX2__) && defined(__FMA__)
+#define MLBC_ISA_TARGET 1
+#else
+#define MLBC_ISA_TARGET 0
+#endif
+/* 2: AVX-512F, 1: AVX2 with FMA, 0: portable C. Always inlined: gcc -O1 would call it,
+ * and compile the paths it cannot take. */
+static inline __attribute__((always_inline)) int mlbc_isa(void)
 {
-    if (MLBC_ISA_MAX >= 2 && __builtin_cpu_supports("avx512f"))
+    if (MLBC_ISA_MAX >= 2 && (MLBC_ISA_TARGET >= 2 || __builtin_cpu_supports("avx512f")))
         return 2;
-    if (MLBC_ISA_MAX >= 1 && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    if (MLBC_ISA_MAX >= 1 && (MLBC_ISA_TARGET >= 1 ||
+                              (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))))
         return 1;
     return 0;
 }

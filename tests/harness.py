@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -71,6 +72,8 @@ class Ctx:
         self.build = os.path.abspath(build)
         self.work = work
         self._cache = {}
+        self._locks = collections.defaultdict(threading.Lock)
+        self._guard = threading.Lock()
         self.n = 0
 
     def path(self, *p):
@@ -84,11 +87,14 @@ class Ctx:
         return d
 
     def fixture(self, name, make):
-        if name not in self._cache:
-            try:
-                self._cache[name] = (True, make())
-            except self.remembered as e:
-                self._cache[name] = (False, "%s: %s" % (name, describe(e)))
+        with self._guard:
+            lock = self._locks[name]
+        with lock:  # a fixture being warmed (main's warm) is waited for, not built twice
+            if name not in self._cache:
+                try:
+                    self._cache[name] = (True, make())
+                except self.remembered as e:
+                    self._cache[name] = (False, "%s: %s" % (name, describe(e)))
         ok, v = self._cache[name]
         if not ok:
             raise Failure(v)
@@ -144,9 +150,24 @@ def run_test(name, fn, ctx, verbose, counts):
     sys.stdout.flush()
 
 
-def main(tests, ctx_class, work_prefix, missing):
+def warm_up(ctx, warm):
+    """Threads that build the fixtures WARM (functions of ctx) while the first tests run, on
+    the other core: a failure stays in the fixture, for the tests that use it to report."""
+    def build(fn):
+        try:
+            fn(ctx)
+        except Exception:  # noqa: BLE001 - remembered by the fixture, or met again by its test
+            pass
+    threads = [threading.Thread(target=build, args=(fn,), daemon=True) for fn in warm]
+    for t in threads:
+        t.start()
+    return threads
+
+
+def main(tests, ctx_class, work_prefix, missing, warm=()):
     """The whole test program: tests() lists (title, fn(ctx)); missing() says what is not
-    installed (then every test is skipped) or returns None. Returns the exit status."""
+    installed (then every test is skipped) or returns None. WARM: fixtures to build in the
+    background from the start (long builds the later tests need). Returns the exit status."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("-k", default="", help="run only tests whose title contains this")
@@ -163,10 +184,13 @@ def main(tests, ctx_class, work_prefix, missing):
     ctx = ctx_class(args.build, work)
     counts = collections.Counter()
     t_all = time.time()
+    warming = warm_up(ctx, warm)
     try:
         for name, fn in todo:
             run_test(name, fn, ctx, args.v, counts)
     finally:
+        for t in warming:
+            t.join()
         if args.keep:
             print("work directory: " + work)
         else:

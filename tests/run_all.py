@@ -1,6 +1,12 @@
-"""make test: every test program in turn; each ends with 'N passed, M failed[, K skipped]'.
-Prints each program's output, then one closing line with the sums."""
+"""make test: every test program; each ends with 'N passed, M failed[, K skipped]'.
+Prints each program's output, then one closing line with the sums.
+
+The programs that keep both cores busy by themselves (builds of generated code in parallel)
+run one at a time. The others mostly wait (on pipes, servers, one compiler at a time) and use
+about one core: they run two at a time, which takes a third off the whole run. Their output
+is printed in the order below all the same."""
 import argparse
+import concurrent.futures
 import os
 import re
 import subprocess
@@ -13,34 +19,83 @@ PY = sys.executable
 
 LINE = re.compile(r"^(\d+) passed, (\d+) failed(?:, (\d+) skipped)?\s*$")
 
+ALONE, PAIRED = "alone", "paired"
+
 
 def programs(build):
+    """(title, command, ALONE or PAIRED). PAIRED programs share no build directory with one
+    another and assert no time tighter than seconds; test_train is ALONE as its training runs
+    for a set time."""
     b = ["--build", build]
     return [
-        ("unit tests (IR, passes, emitter)", [os.path.join(build, "test_unit")]),
-        ("command line and generated-code contract", [PY, "tests/test_cli.py"] + b),
-        ("bad input (plain and ASan+UBSan builds)", [PY, "tests/test_errors.py"] + b),
-        ("fuzz targets over their regression corpora", [PY, "tests/test_fuzz.py"] + b),
-        ("text front end cross-check", [PY, "tests/test_text.py"] + b),
-        ("example models against their references", [PY, "tests/test_models.py"] + b),
-        ("older exporters' models (opsets 1-6) and splat constants", [PY, "tests/test_legacy.py"] + b),
-        ("ONNX backend node suite", [PY, "tests/test_node.py"] + b),
+        ("unit tests (IR, passes, emitter)", [os.path.join(build, "test_unit")], ALONE),
+        ("command line and generated-code contract", [PY, "tests/test_cli.py"] + b, PAIRED),
+        ("bad input (plain and ASan+UBSan builds)", [PY, "tests/test_errors.py"] + b, ALONE),
+        ("fuzz targets over their regression corpora", [PY, "tests/test_fuzz.py"] + b, ALONE),
+        ("text front end cross-check", [PY, "tests/test_text.py"] + b, PAIRED),
+        ("example models against their references", [PY, "tests/test_models.py"] + b, ALONE),
+        ("older exporters' models (opsets 1-6) and splat constants",
+         [PY, "tests/test_legacy.py"] + b, PAIRED),
+        ("ONNX backend node suite", [PY, "tests/test_node.py"] + b, ALONE),
         ("generated code under ASan+UBSan (every 8th node test; all: make check-full)",
-         [PY, "tests/test_node.py", "--sanitize", "--every", "8"] + b),
+         [PY, "tests/test_node.py", "--sanitize", "--every", "8"] + b, ALONE),
         ("threads: 8 contexts and runners of one model under TSan (make check-full: 10^5 runs)",
-         [PY, "tests/test_threads.py"] + b),
-        ("same bits: eight builds of the generated code, outputs bytewise", [PY, "tests/test_same_bits.py"] + b),
-        ("generated code on AArch64 (cross gcc + qemu)", [PY, "tests/test_cross.py"] + b),
-        ("runtime: runners, training logs, env loop", [PY, "tests/test_runtime.py"] + b),
-        ("development mode: pipe runner and Python host", [PY, "tests/test_pipe.py"] + b),
-        ("development mode over gRPC: both roles, faults, tokens, TLS", [PY, "tests/test_grpc.py"] + b),
-        ("against a real clang-19: hosts, mlbc-serve, LLVM's Logger", [PY, "tests/test_clang.py"] + b),
-        ("inside LLVM: ReleaseModeModelRunner, clang pass plugin", [PY, "tests/test_llvm.py"] + b),
-        ("inside GCC: inlining plugin", [PY, "tests/test_gcc.py"] + b),
-        ("training loop: collect, clone, improve, export, serve", [PY, "tests/test_train.py"] + b),
-        ("training jobs on a Dask cluster: scheduler and two workers on loopback", [PY, "tests/test_dask.py"] + b),
-        ("make install: layout, CMake and Make projects, man pages, Python package", [PY, "tests/test_install.py"] + b),
+         [PY, "tests/test_threads.py"] + b, PAIRED),
+        ("same bits: eight builds of the generated code, outputs bytewise",
+         [PY, "tests/test_same_bits.py"] + b, ALONE),
+        ("generated code on AArch64 (cross gcc + qemu)", [PY, "tests/test_cross.py"] + b, ALONE),
+        ("runtime: runners, training logs, env loop", [PY, "tests/test_runtime.py"] + b, PAIRED),
+        ("development mode: pipe runner and Python host", [PY, "tests/test_pipe.py"] + b, PAIRED),
+        ("development mode over gRPC: both roles, faults, tokens, TLS",
+         [PY, "tests/test_grpc.py"] + b, PAIRED),
+        ("against a real clang-19: hosts, mlbc-serve, LLVM's Logger",
+         [PY, "tests/test_clang.py"] + b, PAIRED),
+        ("inside LLVM: ReleaseModeModelRunner, clang pass plugin", [PY, "tests/test_llvm.py"] + b,
+         PAIRED),
+        ("inside GCC: inlining plugin", [PY, "tests/test_gcc.py"] + b, PAIRED),
+        ("training loop: collect, clone, improve, export, serve", [PY, "tests/test_train.py"] + b,
+         ALONE),
+        ("training jobs on a Dask cluster: scheduler and two workers on loopback",
+         [PY, "tests/test_dask.py"] + b, PAIRED),
+        ("make install: layout, CMake and Make projects, man pages, Python package",
+         [PY, "tests/test_install.py"] + b, PAIRED),
     ]
+
+
+def run_program(cmd):
+    """Runs one test program; returns (its output, exit status, wall seconds, CPU seconds of
+    it and the processes it waited for)."""
+    t0 = time.time()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = p.stdout.read()
+    p.stdout.close()
+    _, status, usage = os.wait4(p.pid, 0)
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return out, p.returncode, time.time() - t0, usage.ru_utime + usage.ru_stime
+
+
+def report(title, result):
+    """Prints a program's output and its counts; returns (counts, whether it had a result
+    line)."""
+    out, status, wall, cpu = result
+    print("=== %s" % title)
+    counts = None
+    for line in out.rstrip("\n").splitlines():
+        m = LINE.match(line)
+        if m:
+            counts = [int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)]
+        else:
+            print("  " + line)
+    found = counts is not None
+    if not found:
+        counts = [0, 1, 0]
+        print("  (no result line; exit status %d)" % status)
+    elif status and counts[1] == 0:
+        counts[1] = 1  # a program that failed without saying what still fails the run
+        print("  (exit status %d)" % status)
+    print("  -> %d passed, %d failed, %d skipped (%.0f s, %.1f cores)" % (
+        *counts, wall, cpu / max(wall, 1e-3)), flush=True)
+    return counts, found
 
 
 def main():
@@ -48,36 +103,29 @@ def main():
     ap.add_argument("--build", default="build")
     args = ap.parse_args()
     os.chdir(ROOT)
+    t0 = time.time()
     # The node-suite data (generated from python3-onnx) is also input to other programs.
     subprocess.run([PY, "tests/test_node.py", "--build", args.build, "--generate-only"], check=True)
+    todo = [p for p in programs(args.build)
+            if not (p[1][0] == PY and not os.path.exists(p[1][1]))]  # one still to be written
     total = [0, 0, 0]
     broken = []
-    for title, cmd in programs(args.build):
-        if cmd[0] == PY and not os.path.exists(cmd[1]):
-            continue  # a test program still to be written
-        print("=== %s" % title, flush=True)
-        t0 = time.time()
-        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        out = p.stdout.rstrip("\n").splitlines()
-        counts = None
-        for line in out:
-            m = LINE.match(line)
-            if m:
-                counts = [int(m.group(1)), int(m.group(2)), int(m.group(3) or 0)]
-            else:
-                print("  " + line)
-        if counts is None:
+
+    def tally(title, result):
+        counts, found = report(title, result)
+        total[:] = [a + b for a, b in zip(total, counts)]
+        if not found:
             broken.append(title)
-            counts = [0, 1, 0]
-            print("  (no result line; exit status %d)" % p.returncode)
-        elif p.returncode and counts[1] == 0:
-            counts[1] = 1  # a program that failed without saying what still fails the run
-            print("  (exit status %d)" % p.returncode)
-        print("  -> %d passed, %d failed, %d skipped (%.0f s)" % (*counts, time.time() - t0),
-              flush=True)
-        total = [a + b for a, b in zip(total, counts)]
+
+    for title, cmd, _ in [p for p in todo if p[2] == ALONE]:
+        tally(title, run_program(cmd))
+    paired = [p for p in todo if p[2] == PAIRED]
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for (title, _, _), result in zip(paired, pool.map(lambda p: run_program(p[1]), paired)):
+            tally(title, result)
     if broken:
         print("programs without a result line: " + ", ".join(broken))
+    print("make test: %.0f s" % (time.time() - t0))
     print("%d passed, %d failed, %d skipped" % tuple(total))
     return 1 if total[1] else 0
 

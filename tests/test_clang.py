@@ -91,7 +91,8 @@ class Ctx(harness.Ctx):
         makes for mlbc), every report fatal."""
         def make():
             san = os.path.join(self.build, "asan")
-            check_run(["make", "-s", "BUILD=" + san, "CFLAGS=" + SAN_FLAGS,
+            check_run(["make", "-s", "-j%d" % (os.cpu_count() or 2), "BUILD=" + san,
+                       "CFLAGS=" + SAN_FLAGS,
                        "CXXFLAGS=" + SAN_FLAGS, os.path.join(san, name)],
                       "make %s (ASan+UBSan)" % name, cwd=ROOT)
             return os.path.join(san, name)

@@ -5,7 +5,8 @@ ONNX node suite, compiled by mlbc, built for
 AArch64 with Debian's cross gcc (-O2 -static and the generated-code contract
 -std=c99 -Wall -Wextra -pedantic: a warning fails), run under qemu-aarch64 and compared with
 the expected outputs (the tolerances of test_models and test_node). The same C is also built
-natively (x86-64, gcc -O2) and every output of the two builds is compared bytewise.
+natively (x86-64, gcc -O2 -march=native, the path this machine takes: mlbctest.CFLAGS) and
+every output of the two builds is compared bytewise.
 
 Bit identity across the two architectures is asserted where it must hold: every integer and
 boolean output, and every floating-point output of code that calls no libm function but the
@@ -41,7 +42,7 @@ CROSS_CC = "aarch64-linux-gnu-gcc"
 QEMU = "qemu-aarch64"
 CROSS_FLAGS = ("-O2", "-static")
 NATIVE_CC = "gcc"
-NATIVE_FLAGS = ("-O2",)
+NATIVE_FLAGS = ("-O2", "-march=native")
 
 # The node-suite sample: a few tests per op family, fixed by name (none is in node_xfail.txt).
 NODE_SAMPLE = """

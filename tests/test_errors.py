@@ -4,10 +4,12 @@ with the normal build and with an ASan+UBSan build. Then a deterministic mutatio
 valid models under the sanitizers: any exit other than 0 or 1, or any sanitizer report,
 fails."""
 import argparse
+import concurrent.futures
 import glob
 import os
 import random
 import re
+import shutil
 import subprocess
 import sys
 
@@ -49,20 +51,23 @@ def corpus():
 
 
 def check_bad(mlbc, path, expect, work, env, tag):
+    """Returns (ok, name, why) for one corpus file."""
+    name = "%s %s" % (tag, os.path.basename(path))
+    work = os.path.join(work, "bad-" + name.replace(" ", "-"))
+    os.makedirs(work, exist_ok=True)
     out = os.path.join(work, "out.c")
     for p in (out, out[:-2] + ".h"):
         if os.path.exists(p):
             os.remove(p)
     r = subprocess.run([mlbc, path, "-o", out], capture_output=True, text=True, errors="replace", timeout=60,
                        env=env, cwd=os.path.dirname(path))
-    name = "%s %s" % (tag, os.path.basename(path))
     if r.returncode != 1:
-        return result(False, name, "exit status %d: %s" % (r.returncode, r.stderr[-400:]))
+        return False, name, "exit status %d: %s" % (r.returncode, r.stderr[-400:])
     if not r.stderr.startswith("mlbc: error: ") or expect not in r.stderr:
-        return result(False, name, "message %r lacks %r" % (r.stderr.strip(), expect))
+        return False, name, "message %r lacks %r" % (r.stderr.strip(), expect)
     if os.path.exists(out) or os.path.exists(out[:-2] + ".h"):
-        return result(False, name, "left an output file behind")
-    result(True, name)
+        return False, name, "left an output file behind"
+    return True, name, ""
 
 
 def mutate(data, rng):
@@ -82,23 +87,40 @@ def mutate(data, rng):
     return bytes(data)
 
 
-def fuzz(mlbc, work, seeds, iterations):
+def sanitized_run(mlbc, path, out, timeout):
+    """Runs the sanitized mlbc; returns None, or what went wrong: an exit other than 0 or 1,
+    or a sanitizer report."""
+    r = subprocess.run([mlbc, path, "-o", out], capture_output=True, text=True,
+                       errors="replace", timeout=timeout, env=SAN_ENV)
+    if r.returncode not in (0, 1) or "runtime error" in r.stderr or "Sanitizer" in r.stderr:
+        return "status %d %s" % (r.returncode, r.stderr[-300:])
+    return None
+
+
+def fuzz(mlbc, work, seeds, iterations, pool):
+    """The mutations are drawn in order from one seeded generator, then run in parallel."""
     rng = random.Random(1234)
-    bad = []
+    cases = []
     for it in range(iterations):
         seed = seeds[it % len(seeds)]
-        data = mutate(open(seed, "rb").read(), rng)
-        ext = os.path.splitext(seed)[1]
-        path = os.path.join(work, "fuzz%s" % ext)
+        path = os.path.join(work, "fuzz%d%s" % (it, os.path.splitext(seed)[1]))
         with open(path, "wb") as f:
-            f.write(data)
-        r = subprocess.run([mlbc, path, "-o", os.path.join(work, "fz.c")], capture_output=True,
-                           text=True, errors="replace", timeout=60, env=SAN_ENV)
-        if r.returncode not in (0, 1) or "runtime error" in r.stderr or "Sanitizer" in r.stderr:
-            keep = os.path.join(work, "crash%d%s" % (it, ext))
-            os.rename(path, keep)
-            bad.append("%s (from %s): status %d %s" % (keep, os.path.basename(seed),
-                                                       r.returncode, r.stderr[-300:]))
+            f.write(mutate(open(seed, "rb").read(), rng))
+        cases.append((path, seed))
+
+    def one(case):
+        path, seed = case
+        why = sanitized_run(mlbc, path, path + ".c", 60)
+        if why is None:
+            for p in (path, path + ".c", path + ".h"):
+                if os.path.exists(p):
+                    os.remove(p)
+            return None
+        keep = path.replace("fuzz", "crash")
+        os.rename(path, keep)
+        return "%s (from %s): %s" % (keep, os.path.basename(seed), why)
+
+    bad = [b for b in pool.map(one, cases) if b]
     result(not bad, "fuzz: %d mutations of %d seed models under ASan+UBSan" % (iterations, len(seeds)),
            "; ".join(bad[:3]))
 
@@ -114,16 +136,17 @@ def control_flow_models(work):
             if re.search(r"/test_(if\w*|loop\w*|scan\w*|range_\w*_expanded)/model", m)]
 
 
-def sanitize_node_models(mlbc, work, every):
+def sanitize_node_models(mlbc, work, every, pool):
     """The sanitized compiler over a sample of the ONNX node-suite models (valid input), and
     over every model with control flow (lower.c copies and rewrites subgraphs)."""
     models = sorted(set(node_models(work)[::every]) | set(control_flow_models(work)))
-    bad = []
-    for m in models:
-        r = subprocess.run([mlbc, m, "-o", os.path.join(work, "nm.c")], capture_output=True,
-                           text=True, errors="replace", timeout=120, env=SAN_ENV)
-        if r.returncode not in (0, 1) or "runtime error" in r.stderr or "Sanitizer" in r.stderr:
-            bad.append("%s: status %d %s" % (m, r.returncode, r.stderr[-300:]))
+
+    def one(m):
+        out = os.path.join(work, "nm-%s.c" % os.path.basename(os.path.dirname(m)))
+        why = sanitized_run(mlbc, m, out, 120)
+        return None if why is None else "%s: %s" % (m, why)
+
+    bad = [b for b in pool.map(one, models) if b]
     result(models and not bad, "ASan+UBSan mlbc over %d node-suite models" % len(models),
            "; ".join(bad[:3]) or "node-suite data not generated yet")
 
@@ -149,25 +172,29 @@ def main():
     args = ap.parse_args()
     mlbc = os.path.abspath(os.path.join(args.build, "mlbc"))
     sanbuild = os.path.join(args.build, "asan")
-    r = subprocess.run(["make", "-s", "BUILD=" + sanbuild, "CFLAGS=" + SAN_FLAGS,
+    jobs = os.cpu_count() or 2
+    r = subprocess.run(["make", "-s", "-j%d" % jobs, "BUILD=" + sanbuild, "CFLAGS=" + SAN_FLAGS,
                         os.path.join(sanbuild, "mlbc")],
                        cwd=mlbctest.ROOT, capture_output=True, text=True)
     san = os.path.abspath(os.path.join(sanbuild, "mlbc"))
     result(r.returncode == 0, "ASan+UBSan build of mlbc", r.stderr[-500:])
     work = os.path.abspath(os.path.join(args.build, "errors-work"))
-    os.makedirs(work, exist_ok=True)
-    absurd_sizes(mlbc, work)
-    for path, expect in corpus():
-        check_bad(mlbc, path, expect, work, os.environ, "plain")
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    absurd_sizes(mlbc, work)  # alone: each must end within a time bound
+    with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+        runs = [(mlbc, path, expect, work, os.environ, "plain") for path, expect in corpus()]
         if r.returncode == 0:
-            check_bad(san, path, expect, work, SAN_ENV, "asan")
-    seeds = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")) +
-                   glob.glob(os.path.join(HERE, "text", "*.onnxtxt")) +
-                   control_flow_models(work))
-    if r.returncode == 0 and seeds:
-        fuzz(san, work, seeds, args.fuzz)
-    if r.returncode == 0:
-        sanitize_node_models(san, work, args.every)
+            runs += [(san, path, expect, work, SAN_ENV, "asan") for path, expect in corpus()]
+        for ok, name, why in pool.map(lambda a: check_bad(*a), runs):
+            result(ok, name, why)
+        seeds = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")) +
+                       glob.glob(os.path.join(HERE, "text", "*.onnxtxt")) +
+                       control_flow_models(work))
+        if r.returncode == 0 and seeds:
+            fuzz(san, work, seeds, args.fuzz, pool)
+        if r.returncode == 0:
+            sanitize_node_models(san, work, args.every, pool)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

@@ -777,4 +777,5 @@ def missing():
 
 
 if __name__ == "__main__":
-    sys.exit(harness.main(tests, Ctx, "mlbc-llvm-", missing))
+    # the inliner's plugin (18 s) builds while the first tests build their LLVM programs
+    sys.exit(harness.main(tests, Ctx, "mlbc-llvm-", missing, warm=[lambda ctx: ctx.plugin()]))

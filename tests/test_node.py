@@ -66,7 +66,7 @@ def load_pb(path):
 
 # --sanitize: the generated code under ASan+UBSan (out-of-bounds scratch, misaligned loads,
 # signed overflow, float-to-int casts out of range); any report fails the test.
-SAN_CFLAGS = ("-O1", "-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
+SAN_CFLAGS = mlbctest.CFLAGS + ("-g", "-fsanitize=address,undefined", "-fno-sanitize-recover=all",
               "-fno-omit-frame-pointer")
 sanitize = False
 
@@ -85,7 +85,7 @@ def run_test(mlbc, testdir, workroot, blas=False):
     try:
         exe = mlbctest.compile_model(mlbc, os.path.join(testdir, "model.onnx"), work,
                                      ["--blas"] if blas else (),
-                                     cflags=SAN_CFLAGS if sanitize else ("-O1",),
+                                     cflags=SAN_CFLAGS if sanitize else mlbctest.CFLAGS,
                                      libs=["-lopenblas"] if blas else ())
         with open(os.path.join(work, "model.c")) as f:
             calls = len(re.findall(r"\bcblas_s\w+\s*\(", f.read()))

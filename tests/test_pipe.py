@@ -6,6 +6,7 @@ from the runtime sources with -fsanitize=address,undefined (leak detection on).
     python3 tests/test_pipe.py --build build        # ends with "N passed, M failed"
 """
 import argparse
+import concurrent.futures
 import io
 import os
 import random
@@ -400,11 +401,14 @@ def run_bad(bins, kind, framing, mode, extra):
 
 
 def test_bad_hosts(bins):
+    """The cases three at a time: each mostly waits out the client's timeout."""
     for kind in ("plain", "asan"):
         if ("pipe_client", kind) not in bins:
             continue
-        for name, framing, mode, extra, rcs, pattern in BAD:
-            rc, out, err, took, host_err = run_bad(bins, kind, framing, mode, extra)
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            runs = pool.map(lambda case: run_bad(bins, kind, *case[1:4]), BAD)
+        for (name, framing, mode, extra, rcs, pattern), run in zip(BAD, runs):
+            rc, out, err, took, host_err = run
             problems = []
             if rc not in rcs:
                 problems.append("exit %r, expected %s" % (rc, sorted(rcs)))
@@ -783,16 +787,31 @@ def reader_verdict(blob):
     return n, None
 
 
-def test_soak(build_dir, sessions=100):
+def start_soak(build_dir, sessions=100):
     """tests/pipe/soak.py: sessions in a row with faults injected (make check-full: 1000).
     The runner's RSS and both processes' descriptors must not move at all; the host's RSS
-    swings by a few MB with the 256 KB messages of the compiler-killed sessions (see soak.py)."""
-    r = subprocess.run([sys.executable, os.path.join(HERE, "pipe", "soak.py"), "--build",
-                        build_dir, "--sessions", str(sessions)],
-                       capture_output=True, text=True,
-                       timeout=600)
-    first = (r.stdout.splitlines() or [""])[0]
-    check("pipe soak: %s" % first[:200], r.returncode == 0, r.stdout[-2000:] + r.stderr[-1000:])
+    swings by a few MB with the 256 KB messages of the compiler-killed sessions (see soak.py).
+    It runs while the other tests do (it mostly waits); finish_soak() checks it."""
+    out, err = tempfile.TemporaryFile("w+"), tempfile.TemporaryFile("w+")
+    p = subprocess.Popen([sys.executable, os.path.join(HERE, "pipe", "soak.py"), "--build",
+                          build_dir, "--sessions", str(sessions)], stdout=out, stderr=err)
+    return p, out, err
+
+
+def finish_soak(soak):
+    p, outf, errf = soak
+    late = ""
+    try:
+        p.wait(timeout=600)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        late = "\n(killed after 600 s)"
+    outf.seek(0)
+    errf.seek(0)
+    out, err = outf.read(), errf.read() + late
+    first = (out.splitlines() or [""])[0]
+    check("pipe soak: %s" % first[:200], p.returncode == 0, out[-2000:] + err[-1000:])
 
 
 def test_host_fuzz():
@@ -965,6 +984,7 @@ def main():
         check("runtime library built", False, "no %s/libmlbc_rt.a (run make)" % build_dir)
     else:
         bins = build(build_dir)
+        soak = start_soak(build_dir)
         test_good_host(bins)
         test_lent_observations(bins)
         test_bad_hosts(bins)
@@ -972,9 +992,9 @@ def main():
         test_stream_lying_length()
         test_host_robustness()
         test_host_fuzz()
-        test_soak(build_dir)
         test_logs(bins)
         test_clang()
+        finish_soak(soak)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
