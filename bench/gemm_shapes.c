@@ -18,6 +18,7 @@
 
 #include "../templates/isa.c"
 #include "../templates/gemm_tile_f32.c"
+#include "../templates/gemm_shared_f32.c"
 #include "../templates/gemm_f32.c"
 #include "../templates/gemv_f32.c"
 

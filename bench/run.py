@@ -701,6 +701,8 @@ def kind_rows(args, work):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
+    ap.add_argument("--out", metavar="DIR", help="where the programs, report.txt and the plots "
+                    "go (default BUILD/bench)")
     ap.add_argument("--rounds", type=int, default=None,
                     help="rounds of %d batches per program (default 8, --quick 3)"
                     % BATCHES_PER_ROUND)
@@ -728,7 +730,7 @@ def main():
     STAT = STATS[args.stat]
     os.chdir(ROOT)
     mlbc = os.path.abspath(os.path.join(args.build, "mlbc"))
-    work = os.path.abspath(os.path.join(args.build, "bench"))
+    work = os.path.abspath(args.out or os.path.join(args.build, "bench"))
     os.makedirs(work, exist_ok=True)
     sys.stdout = Tee(os.path.join(work, "report.txt"))
     t_start = time.time()

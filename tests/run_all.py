@@ -57,6 +57,8 @@ def programs(build):
          ALONE),
         ("training jobs on a Dask cluster: scheduler and two workers on loopback",
          [PY, "tests/test_dask.py"] + b, PAIRED),
+        ("make bench runs briefly: every table has its rows (no timing asserted)",
+         [PY, "tests/test_bench.py"] + b, PAIRED),
         ("make install: layout, CMake and Make projects, man pages, Python package",
          [PY, "tests/test_install.py"] + b, PAIRED),
     ]

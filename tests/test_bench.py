@@ -1,0 +1,97 @@
+"""make bench still works: a benchmark program that stopped building (bench/gemm_shapes.c after
+a template was split) was found only when somebody ran the benchmark. Here bench/run.py runs
+briefly into its own directory: one round, two example models and one layer shape, no round
+trip, no ONNX Runtime. Each table must have its rows and numbers in them; no timing is
+asserted. The bench's C programs must also compile without -Wall warnings."""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import mlbctest
+
+ROOT = mlbctest.ROOT
+BENCH = os.path.join(ROOT, "bench")
+MODELS = ("inliner", "dqn")
+FC = "fc 500x1"
+# bench/*.c that build alone (model_main.c is built per model, roundtrip.c with the gRPC
+# runtime, both by the run below)
+STANDALONE = ("harness", "peak", "gemm_shapes", "stream", "naive_fc", "blas_fc")
+NUMBER = r"[0-9]+(?:\.[0-9]+)?"
+
+passed = failed = 0
+
+
+def result(ok, name, why=""):
+    global passed, failed
+    passed, failed = passed + ok, failed + (not ok)
+    print("%s %s%s" % ("PASS" if ok else "FAIL", name, "" if ok else ": " + why), flush=True)
+
+
+def check_warnings():
+    for name in STANDALONE:
+        r = subprocess.run(["gcc", "-std=c99", "-O2", "-Wall", "-Werror", "-fsyntax-only",
+                            "-I", BENCH, "-DFC_N=500", "-DFC_M=1",
+                            os.path.join(BENCH, name + ".c")], capture_output=True, text=True)
+        result(r.returncode == 0, "bench/%s.c: gcc -Wall" % name, mlbctest.first_line(r.stderr))
+
+
+def section(report, title):
+    """The lines of the table whose '== ' header starts with TITLE (up to the next one)."""
+    m = re.search(r"^== %s.*?\n(.*?)(?=^== |\Z)" % re.escape(title), report, re.M | re.S)
+    return m.group(1).splitlines() if m else None
+
+
+def row(lines, name):
+    return next((x for x in lines or [] if re.match(r"%s\s" % re.escape(name), x)), None)
+
+
+def check_report(report):
+    # every model's line in the flag-set table: a time (ns) for each of gcc's and clang's sets
+    flags = section(report, "flag sets")
+    for name in MODELS:
+        line = row(flags, name)
+        result(line is not None and len(re.findall(NUMBER, line)) >= 8,
+               "flag-set table: %s has a figure for each set" % name, repr(line))
+    peers = section(report, "against the FLOP ceiling")
+    for name in MODELS:
+        line = row(peers, name)
+        ok = line is not None and re.search(r"\s%s\s+%s\s" % (NUMBER, NUMBER), line)
+        result(bool(ok), "ceiling table: %s has ns and GFLOP/s" % name, repr(line))
+    gemm = section(report, "matrix products alone")
+    shapes = [x for x in gemm or [] if re.match(r"\d+x\d+x\d+\s", x)]
+    result(len(shapes) >= 10 and all(float(x.split()[2]) > 0 for x in shapes),
+           "matrix products alone: %d shapes, each with its GFLOP/s" % len(shapes),
+           "\n".join(gemm or ["(no table)"]))
+    result(re.search(r"^ceiling: .* %s GFLOP/s" % NUMBER, report, re.M) is not None,
+           "the FLOP ceiling is measured", "no 'ceiling:' line")
+    fc = section(report, "fully-connected layer y")
+    for name in (FC, FC + " --blas"):
+        result(row(fc, name) is not None, "layer table: %s" % name, "\n".join(fc or []))
+    result("requirement 'GEMM-bound layers reach 60% of the ceiling'" in report,
+           "the GEMM requirement is stated", "missing")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    args = ap.parse_args()
+    check_warnings()
+    with tempfile.TemporaryDirectory(prefix="mlbc-bench-") as out:
+        pattern = "^(%s)$|^%s" % ("|".join(MODELS), FC)
+        r = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--build",
+                            args.build, "--out", out, "--quick", "--rounds", "1", "--models",
+                            pattern, "--no-roundtrip", "--ort", "none"],
+                           capture_output=True, text=True, timeout=600, cwd=ROOT)
+        result(r.returncode == 0, "bench/run.py runs", (r.stderr or r.stdout)[-600:])
+        report_file = os.path.join(out, "report.txt")
+        result(os.path.exists(report_file), "report.txt written next to the programs")
+        check_report(r.stdout)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
