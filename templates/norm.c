@@ -4,7 +4,9 @@
 // from the mean (variance; two passes rather than E[x^2] - E[x]^2, for accuracy), pass 3
 // writes y. Sums over a contiguous innermost run use L interleaved lanes (element k in lane
 // k mod L, the tail in lane 0) folded by halving (lane j absorbs lane j + w, w = L/2, ...,
-// 1): a fixed order, so results are deterministic and gcc -O2 vectorises the lanes.
+// 1): a fixed order, so results are deterministic and gcc -O2 vectorises the lanes. A float
+// LayerNormalization of rows of 32 features or more calls mlbc_layernorm_f32 instead, the same
+// arithmetic in vector registers (templates/norm_layer_f32.c).
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {

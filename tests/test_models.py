@@ -333,15 +333,18 @@ def rnn_variants_graph():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), feeds
 
 
-def check_rnn_variants(mlbc, work):
-    """RNN_OPS in every variant against onnx_np; returns how many nodes."""
-    model, feeds = rnn_variants_graph()
+def check_graph(mlbc, work, tag, model, feeds, inspect=None):
+    """MODEL compiled, run on FEEDS and compared with onnx_np, INSPECT(code) checking its
+    generated code first; returns how many nodes."""
     onnx.checker.check_model(model, full_check=True)
-    wdir = os.path.join(work, "rnn_variants")
+    wdir = os.path.join(work, tag)
     os.makedirs(wdir, exist_ok=True)
     path = os.path.join(wdir, "model.onnx")
     kinds.save(model, path)
     exe = mlbctest.compile_model(mlbc, path, wdir)
+    if inspect:
+        with open(os.path.join(wdir, "model.c")) as f:
+            inspect(f.read())
     in_types, out_types = mlbctest.tensor_types(model)
     ref = kinds.reference(model, feeds)
     names = [v.name for v in model.graph.output]
@@ -350,6 +353,51 @@ def check_rnn_variants(mlbc, work):
     compare_outputs(names, got, [ref[o] for o in names])
     shutil.rmtree(wdir, ignore_errors=True)
     return len(model.graph.node)
+
+
+def check_rnn_variants(mlbc, work):
+    """RNN_OPS in every variant against onnx_np; returns how many nodes."""
+    return check_graph(mlbc, work, "rnn_variants", *rnn_variants_graph())
+
+
+# Float LayerNormalization: (x's shape, axis, with a bias, rows for mlbc_layernorm_f32):
+# rows of 32 features or more take templates/norm_layer_f32.c (a tail past the last 8, two
+# kept axes, no bias, two reduced axes as one row, every axis reduced), fewer the loops of
+# templates/norm.c. Inputs far from 0, so that the variance is the difference of near values.
+LN_CASES = (((3, 32), -1, True, True), ((2, 5, 45), -1, True, True), ((4, 64), -1, False, True),
+            ((2, 3, 8, 8), 2, True, True), ((4, 40), 0, True, True), ((6, 31), -1, True, False))
+
+
+def layernorm_variants_graph():
+    """LN_CASES as one model: returns it and its feeds."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(17)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits, feeds = [], [], [], [], {}
+    for i, (shape, axis, bias, _) in enumerate(LN_CASES):
+        x, norm = "x%d" % i, shape[axis % len(shape):]
+        feeds[x] = (50 + 3 * rng.standard_normal(shape)).astype(np.float32)
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        args = [x]
+        for name in ("scale", "bias")[:1 + bias]:
+            inits.append(numpy_helper.from_array(rng.uniform(-2, 2, norm).astype(np.float32),
+                                                 "%s%d" % (name, i)))
+            args.append("%s%d" % (name, i))
+        nodes.append(helper.make_node("LayerNormalization", args, ["y%d" % i], axis=axis))
+        outputs.append(helper.make_tensor_value_info("y%d" % i, F, shape))
+    graph = helper.make_graph(nodes, "layernorm_variants", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), feeds
+
+
+def check_layernorm_variants(mlbc, work):
+    """LN_CASES against onnx_np, and which of them call mlbc_layernorm_f32."""
+    def inspect(code):
+        want = sum(c[3] for c in LN_CASES)
+        calls = len(re.findall(r"mlbc_layernorm_f32\(\d+, \d+, x", code))
+        if calls != want:
+            raise Failure("%d LayerNormalization nodes call mlbc_layernorm_f32, not %d"
+                          % (calls, want))
+    return check_graph(mlbc, work, "layernorm_variants", *layernorm_variants_graph(), inspect)
 
 
 def check_defaults_committed():
@@ -406,6 +454,8 @@ def main():
              "cases, the bits of the unfused, onnx_np's values"),
             ("float LSTM, GRU, RNN", lambda: check_rnn_variants(mlbc, work),
              "variants (direction, layout, sequence_lens, batch, initial states) vs onnx_np"),
+            ("float LayerNormalization", lambda: check_layernorm_variants(mlbc, work),
+             "variants (row lengths, axes, bias) vs onnx_np"),
             ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
              "kinds"),
         ]

@@ -77,7 +77,6 @@ def gemm_sweep(root):
     from onnx import helper, numpy_helper
     rng = np.random.default_rng(8)
     d = os.path.join(root, "gen", "gemm_sweep")
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     nodes, inputs, outputs, inits, data = [], [], [], [], []
 
     def arg(name, a):
@@ -103,10 +102,18 @@ def gemm_sweep(root):
 
 def save_sweep(d, name, nodes, inputs, outputs, inits, data):
     """Saves a generated model and its data set into d; returns the model's path."""
-    from onnx import helper, numpy_helper
+    from onnx import helper
     graph = helper.make_graph(nodes, name, inputs, outputs, inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
-              os.path.join(d, "model.onnx"))
+    return save_graph(d, helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]),
+                      data)
+
+
+def save_graph(d, model, data):
+    """Saves MODEL and one data set of its inputs (DATA, in order) into d, in node-test
+    layout; returns the model's path."""
+    from onnx import numpy_helper
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(model, os.path.join(d, "model.onnx"))
     for i, a in enumerate(data):
         with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
             f.write(numpy_helper.from_array(a).SerializeToString())
@@ -146,7 +153,6 @@ def conv_sweep(root):
     from onnx import helper, numpy_helper
     rng = np.random.default_rng(9)
     d = os.path.join(root, "gen", "conv_sweep")
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     nodes, inputs, outputs, inits, data = [], [], [], [], []
     shapes = []
     i = 0
@@ -198,7 +204,6 @@ def rnn_sweep(root):
     from onnx import helper, numpy_helper
     rng = np.random.default_rng(10)
     d = os.path.join(root, "gen", "rnn_sweep")
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     seq, width = 3, 8
     nodes, inputs, outputs, inits, data = [], [], [], [], []
     for op, gates, hid, batch, attrs in (("LSTM", 4, 184, 2, {}),
@@ -224,16 +229,17 @@ def conv_pool(root):
     """Writes test_models' fused Conv (+ Relu) + MaxPool chains, with inputs 2% NaN or
     infinite and 2% -0 (where the pools' max updates must agree), in node-test layout;
     returns its path."""
-    from onnx import numpy_helper
-    d = os.path.join(root, "gen", "conv_pool")
-    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
     model = test_models.conv_pool_graph(False)
     feeds = test_models.poison(test_models.kinds.random_inputs(model, seed=3), 4)
-    onnx.save(model, os.path.join(d, "model.onnx"))
-    for i, a in enumerate(feeds.values()):
-        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
-            f.write(numpy_helper.from_array(a).SerializeToString())
-    return os.path.join(d, "model.onnx")
+    return save_graph(os.path.join(root, "gen", "conv_pool"), model, feeds.values())
+
+
+def layernorm_sweep(root):
+    """Writes test_models' LayerNormalization variants (templates/norm_layer_f32.c and the
+    loops of templates/norm.c) in node-test layout; returns its path."""
+    model, feeds = test_models.layernorm_variants_graph()
+    return save_graph(os.path.join(root, "gen", "layernorm"), model,
+                      [feeds[v.name] for v in model.graph.input])
 
 
 def write_inputs(work, arrays, types):
@@ -322,7 +328,8 @@ def main():
         return 1
     # the sweeps first: the longest builds, so that no core is left idle at the end waiting
     # for one of them
-    markers = {rnn_sweep(root): SWEPT, conv_pool(root): "mlbc_gemm_f32_taps_pool("}
+    markers = {rnn_sweep(root): SWEPT, conv_pool(root): "mlbc_gemm_f32_taps_pool(",
+               layernorm_sweep(root): "mlbc_layernorm_f32("}
     models = [conv_sweep(root)] + list(markers) + [gemm_sweep(root)]
     models += sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
     datadir = os.path.join(args.build, "onnx-node-data")

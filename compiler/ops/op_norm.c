@@ -136,10 +136,33 @@ static void sum_pass(Buf *b, int ind, const Grp *g, int ng, int inner, int L, co
     }
 }
 
+/* The body for a LayerNormalization that mlbc_layernorm_f32 (templates/norm_layer_f32.c)
+ * computes with the same bits as the loops below: float, rows of n >= 32 contiguous features
+ * (8 lanes), scale and bias per feature, no statistics output; else NULL. */
+static const char *layernorm_rows(const Norm *p, const Grp *g, int ng)
+{
+    if (p->calc != DT_FLOAT || p->x->dt != DT_FLOAT || !p->scale || p->eps_outside ||
+        p->mean || p->inv || !ng)
+        return NULL;
+    const Grp *in = &g[ng - 1];
+    if (!in->red || in->st[OP_X] != 1 || in->st[OP_S] != 1 || (p->bias && in->st[OP_B] != 1) ||
+        lanes(in->n, DT_FLOAT) != 8)
+        return NULL;
+    for (int i = 0; i < ng - 1; i++)
+        if (g[i].red || g[i].st[OP_S] || (p->bias && g[i].st[OP_B]))
+            return NULL;
+    return strf("    mlbc_layernorm_f32(%s, %s, x, scale, %s, %s, y);\n",
+                lit(numel(p->x) / in->n), lit(in->n), p->bias ? "bias" : "0",
+                float_lit(p->eps, DT_FLOAT));
+}
+
 static const char *gen_norm(const Norm *p, int64_t count)
 {
     Grp g[MLBC_MAX_RANK];
     int ng = make_groups(p, g);
+    const char *rows = layernorm_rows(p, g, ng);
+    if (rows)
+        return rows;
     /* The innermost run, if reduced and contiguous in x, gets the lanes and the k loop. */
     int inner = ng && g[ng - 1].red && g[ng - 1].st[OP_X] == 1 ? ng - 1 : -1;
     int L = inner >= 0 ? lanes(g[inner].n, p->calc) : 1;
