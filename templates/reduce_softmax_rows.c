@@ -8,7 +8,5 @@ ${DECL}    ${FOR_A} {
         const ${TX} *restrict xr = x + a * ${K};
         ${TY} *restrict yr = y + a * ${K};
         ${C} mx, sum;
-${MAX}${SUM}        for (k = 0; k < ${K}; k++)
-            yr[k] = ${OUT};
-    }
+${MAX}${SUM}${OUT}    }
 }

@@ -389,6 +389,43 @@ def layernorm_variants_graph():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), feeds
 
 
+# Float Div of an array by one value (a constant, or an input) and float Softmax rows, both
+# mlbc_vdivs_f32 (templates/vmath_divs.c): arrays of 15, 45 and 64 floats, rows of 5, 9 and 16,
+# whole vectors and tails on each path.
+DIVS_SHAPES = ((3, 5), (5, 9), (4, 16))
+
+
+def divs_variants_graph():
+    """Div by a constant and by an input scalar, and Softmax, for DIVS_SHAPES: returns the
+    model and its feeds."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(19)
+    F = onnx.TensorProto.FLOAT
+    nodes, outputs = [], []
+    inputs = [helper.make_tensor_value_info("d", F, (1,))]
+    feeds = {"d": np.array([-0.37], np.float32)}
+    inits = [numpy_helper.from_array(np.array(1.4142135, np.float32), "c")]
+    for i, shape in enumerate(DIVS_SHAPES):
+        x = "x%d" % i
+        feeds[x] = rng.standard_normal(shape).astype(np.float32) * 4
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        for op, args in (("Div", [x, "c"]), ("Div", [x, "d"]), ("Softmax", [x])):
+            y = "y%d" % len(nodes)
+            nodes.append(helper.make_node(op, args, [y]))
+            outputs.append(helper.make_tensor_value_info(y, F, shape))
+    graph = helper.make_graph(nodes, "divs_variants", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
+
+
+def check_divs_variants(mlbc, work):
+    """The divisions of divs_variants_graph against onnx_np, and that they call the kernel."""
+    def inspect(code):
+        calls = len(re.findall(r"^ +mlbc_vdivs_f32\(\d+, ", code, re.M))
+        if calls != 3 * len(DIVS_SHAPES):
+            raise Failure("%d calls of mlbc_vdivs_f32, not %d" % (calls, 3 * len(DIVS_SHAPES)))
+    return check_graph(mlbc, work, "divs_variants", *divs_variants_graph(), inspect)
+
+
 def check_layernorm_variants(mlbc, work):
     """LN_CASES against onnx_np, and which of them call mlbc_layernorm_f32."""
     def inspect(code):
@@ -456,6 +493,8 @@ def main():
              "variants (direction, layout, sequence_lens, batch, initial states) vs onnx_np"),
             ("float LayerNormalization", lambda: check_layernorm_variants(mlbc, work),
              "variants (row lengths, axes, bias) vs onnx_np"),
+            ("float division by one value (Div, Softmax)", lambda: check_divs_variants(mlbc, work),
+             "nodes vs onnx_np"),
             ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
              "kinds"),
         ]

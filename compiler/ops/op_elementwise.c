@@ -337,6 +337,17 @@ static void elem_infer(Node *n)
 
 /* ---- emission ---- */
 
+/* X a float array of Y's shape (Y float). */
+static int dense_float(const Value *x, const Value *y)
+{
+    if (!x || x->dt != DT_FLOAT || y->dt != DT_FLOAT || x->rank != y->rank)
+        return 0;
+    for (int d = 0; d < x->rank; d++)
+        if (x->dim[d] != y->dim[d])
+            return 0;
+    return 1;
+}
+
 /* Float Exp, Sigmoid, Tanh and Erf over a dense array of the output's shape: the vectorised
  * kernels of templates/vmath_*.c (the same bits on every CPU path and with every compiler);
  * NULL for any other op or operand, which the expression loop then computes. */
@@ -346,13 +357,8 @@ static const char *vector_fn(const Node *n)
         {"Exp", "mlbc_vexp_f32"}, {"Sigmoid", "mlbc_vsigmoid_f32"},
         {"Tanh", "mlbc_vtanh_f32"}, {"Erf", "mlbc_verf_f32"},
     };
-    const Value *x = n->in[0], *y = n->out[0];
-    if (n->nin != 1 || !x || x->dt != DT_FLOAT || y->dt != DT_FLOAT || x->rank != y->rank ||
-        numel(x) != numel(y))
+    if (n->nin != 1 || !dense_float(n->in[0], n->out[0]))
         return NULL;
-    for (int d = 0; d < x->rank; d++)
-        if (x->dim[d] != y->dim[d])
-            return NULL;
     for (size_t i = 0; i < sizeof fns / sizeof fns[0]; i++)
         if (!strcmp(n->op, fns[i][0]))
             return fns[i][1];
@@ -367,6 +373,14 @@ static void elem_emit(Emit *e, Node *n)
     if (vfn) {
         if (numel(y))
             stmt(e, "%s(%s, %s, %s);", vfn, lit(numel(y)), ref(e, n->in[0]), ref(e, y));
+        return;
+    }
+    /* a float array divided by one float: mlbc_vdivs_f32 (templates/vmath_divs.c) */
+    if (!strcmp(n->op, "Div") && dense_float(n->in[0], y) && n->in[1]->dt == DT_FLOAT &&
+        numel(n->in[1]) == 1) {
+        if (numel(y))
+            stmt(e, "mlbc_vdivs_f32(%s, %s, (%s)[0], %s);", lit(numel(y)), ref(e, n->in[0]),
+                 ref(e, n->in[1]), ref(e, y));
         return;
     }
     int nops = noperands(n, el);

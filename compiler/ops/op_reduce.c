@@ -850,6 +850,10 @@ static const char *softmax_rows(Emit *e, Node *n, const char *doc, int64_t A, in
     const char *exp_kj = strf("exp%s(%s - mx)", S, load_elem(t, "xr[k + j]"));
     const char *out = logsm ? store_elem(t, strf("%s - mx - sum", load_elem(t, "xr[k]")))
                       : keep_e ? "yr[k] / sum" : store_elem(t, strf("%s / sum", exp_k));
+    /* float Softmax: the row of exponentials divided by vector (templates/vmath_divs.c) */
+    const char *out_loop = vexp && keep_e
+        ? strf("        mlbc_vdivs_f32(%s, yr, sum, yr);\n", lit(K))
+        : strf("        for (k = 0; k < %s; k++)\n            yr[k] = %s;\n", lit(K), out);
     Buf mx = {0}, sum = {0};
     if (vexp) {
         buf_line(&sum, 2, "for (k = 0; k < %s; k++)", lit(K));
@@ -869,7 +873,7 @@ static const char *softmax_rows(Emit *e, Node *n, const char *doc, int64_t A, in
                   "K", lit(K),
                   "LANES_NOTE", lanes_note(L),
                   "DECL", L > 1 ? strf("    int j, w;\n    %s m[%d], s[%d];\n", C, L, L) : "",
-                  "MAX", mx.p, "SUM", sum.p, "OUT", out, NULL);
+                  "MAX", mx.p, "SUM", sum.p, "OUT", out_loop, NULL);
 }
 
 /* Softmax or LogSoftmax along an axis with inner stride B (templates/reduce_softmax_cols.c).
