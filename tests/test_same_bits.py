@@ -234,19 +234,11 @@ def conv_pool(root):
     return save_graph(os.path.join(root, "gen", "conv_pool"), model, feeds.values())
 
 
-def divs_sweep(root):
-    """Writes test_models' divisions by one value (templates/vmath_divs.c) in node-test layout;
-    returns its path."""
-    model, feeds = test_models.divs_variants_graph()
-    return save_graph(os.path.join(root, "gen", "divs"), model,
-                      [feeds[v.name] for v in model.graph.input])
-
-
-def layernorm_sweep(root):
-    """Writes test_models' LayerNormalization variants (templates/norm_layer_f32.c and the
-    loops of templates/norm.c) in node-test layout; returns its path."""
-    model, feeds = test_models.layernorm_variants_graph()
-    return save_graph(os.path.join(root, "gen", "layernorm"), model,
+def kernel_cases(root, tag, graph):
+    """Writes one of test_models' graphs of kernel cases (GRAPH() gives the model and its
+    feeds) in node-test layout; returns its path."""
+    model, feeds = graph()
+    return save_graph(os.path.join(root, "gen", tag), model,
                       [feeds[v.name] for v in model.graph.input])
 
 
@@ -337,8 +329,9 @@ def main():
     # the sweeps first: the longest builds, so that no core is left idle at the end waiting
     # for one of them
     markers = {rnn_sweep(root): SWEPT, conv_pool(root): "mlbc_gemm_f32_taps_pool(",
-               layernorm_sweep(root): "mlbc_layernorm_f32(",
-               divs_sweep(root): "mlbc_vdivs_f32("}
+               kernel_cases(root, "layernorm", test_models.layernorm_variants_graph):
+                   "mlbc_layernorm_f32(",
+               kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32("}
     models = [conv_sweep(root)] + list(markers) + [gemm_sweep(root)]
     models += sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
     datadir = os.path.join(args.build, "onnx-node-data")
