@@ -281,10 +281,11 @@ def check_model(mlbc, driver_objs, path, work, marker=None):
     ref_out, fma = None, {}
     for name, cc, flags in BUILDS:
         obj, exe = os.path.join(work, "model.o"), os.path.join(work, "driver")
-        r = mlbctest.run([cc, "-std=c99", "-Wall", "-Wextra", "-pedantic", *flags, "-c", src,
-                          "-o", obj])
-        if r.returncode or "warning:" in r.stderr:
-            raise Failure("%s: %s" % (name, mlbctest.first_line(r.stderr)))
+        strict = ["-std=c99", "-Wall", "-Wextra", "-pedantic", *flags]
+        r = mlbctest.run([cc, *strict, "-c", src, "-o", obj])
+        warns = mlbctest.code_warnings(cc, strict, r.stderr)
+        if r.returncode or warns:
+            raise Failure("%s: %s" % (name, (warns or [mlbctest.first_line(r.stderr)])[0]))
         if name in STATIC:
             dis = mlbctest.run(["objdump", "-d", "--no-show-raw-insn", obj]).stdout
             fma[name] = len(FLOAT_FMA.findall(dis))
@@ -308,6 +309,30 @@ def check_model(mlbc, driver_objs, path, work, marker=None):
                           fma[STATIC[1]] - fma[STATIC[0]], fma[STATIC[1]], fma[STATIC[0]]))
     shutil.rmtree(work, ignore_errors=True)
     return len(BUILDS)
+
+
+def toolchain_noise(mlbc, work):
+    """clang-19 -march=native on an Intel CPU with AVX10.1 warns of its own feature set for
+    any file; -mavx512f -mavx10.1-256 is that warning on any machine. It must not count as
+    the generated code's, and a warning of the code's still must. Compiled, never run."""
+    os.makedirs(work, exist_ok=True)
+    src = os.path.join(work, "model.c")
+    r = mlbctest.run([mlbc, os.path.join(mlbctest.ROOT, "models", "inliner.onnx"), "-o", src])
+    if r.returncode:
+        raise Failure("mlbc: " + mlbctest.first_line(r.stderr))
+    flags = ["-std=c99", "-Wall", "-Wextra", "-pedantic", "-O2", "-mavx512f", "-mavx10.1-256"]
+    seen = []
+    for extra in ("", "static int mlbc_unused;\n"):
+        with open(src, "a") as f:
+            f.write(extra)
+        r = mlbctest.run(["clang-19", *flags, "-c", src, "-o", os.path.join(work, "m.o")])
+        if r.returncode or "invalid feature combination" not in r.stderr:
+            raise Failure("clang-19 %s: no toolchain warning to tell apart (%s)" % (
+                " ".join(flags[-2:]), mlbctest.first_line(r.stderr) or "none"))
+        seen.append(mlbctest.code_warnings("clang-19", flags, r.stderr))
+    if seen[0] or len(seen[1]) != 1 or "mlbc_unused" not in seen[1][0]:
+        raise Failure("code warnings told wrong: clean file %s, planted one %s" % tuple(seen))
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def main():
@@ -352,6 +377,13 @@ def main():
             return name, "fail", str(e)
 
     counts = {"pass": 0, "fail": 0, "skip": 0}
+    try:
+        toolchain_noise(mlbc, os.path.join(root, "toolchain-noise"))
+        counts["pass"] += 1
+        print("PASS the toolchain's own warnings are told from the generated code's", flush=True)
+    except Failure as e:
+        counts["fail"] += 1
+        print("FAIL toolchain warnings: %s" % e, flush=True)
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for name, status, msg in pool.map(one, models):
             counts[status] += 1
