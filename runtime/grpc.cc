@@ -9,9 +9,15 @@
  * Server role: a sync gRPC server whose Training/Step handler meets evaluate at a monitor
  * (mutex + condition variable): evaluate publishes the observation and waits for the
  * advice; Step hands in the advice and waits for the next observation or the end.
- * Advice goes through proto.c's checks (proto_advice_unpack), as in the pipe framing. */
+ * Advice goes through proto.c's checks (proto_advice_unpack), as in the pipe framing.
+ * Servers check the token in gRPC's core, on a call's metadata, before its request is read
+ * (TokenCredentials); a unix: socket is made 0600 before anyone may connect (SocketFile). */
 #include <arpa/inet.h>
+#include <fcntl.h>
+#include <grpc/grpc_security.h>
 #include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -43,8 +49,24 @@ const int kDefaultBackoffMs = 100;
 const int kSliceMs = 50;            /* a Step handler's wait notices a cancelled call this fast */
 const int kShutdownMs = 1000;       /* what freeing a server leaves the driver's last Step */
 const size_t kMaxObservation = ((size_t)1 << 28) + ((size_t)1 << 20);
+const long kDefaultMaxMessage = 64L << 20;      /* what a model server reads per message */
+const size_t kMaxToken = 4096;
 
 using Clock = std::chrono::steady_clock;
+
+/* A server's unix socket, which it created and removes (if it is still there). */
+struct SocketFile {
+    std::string path;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    ~SocketFile()
+    {
+        struct stat st;
+        if (!path.empty() && lstat(path.c_str(), &st) == 0 && st.st_dev == dev &&
+            st.st_ino == ino)
+            unlink(path.c_str());
+    }
+};
 
 /* What both roles share: the settings, the Observation over the inputs, the advice. */
 struct Impl {
@@ -52,6 +74,8 @@ struct Impl {
     std::string address, token, cert, key, ca;
     int timeout_ms = kDefaultTimeoutMs, retries = kDefaultRetries;
     int backoff_ms = kDefaultBackoffMs;
+    long max_message = kDefaultMaxMessage;
+    SocketFile socket;              /* a server's unix: socket */
     mlbc::Observation obs;          /* names, types and shapes set once; data per evaluate */
     std::unordered_map<std::string, int64_t> next_index;    /* per context name */
     std::string context;
@@ -113,6 +137,80 @@ bool read_pem(const char *what, const char *path, std::string *out, char *err, s
     return true;
 }
 
+/* A token travels as metadata: one line of printable ASCII (gRPC refuses other bytes). */
+bool check_token(const std::string &t, const char *from, char *err, size_t errlen)
+{
+    bool ok = !t.empty() && t.size() <= kMaxToken;
+    for (char c : t)
+        ok = ok && c >= 0x20 && c < 0x7f;
+    if (!ok)
+        set_err(err, errlen, "grpc: the token%s must be 1 to %zu characters of printable "
+                "ASCII", from, kMaxToken);
+    return ok;
+}
+
+/* The token in path, a file only its owner (this user) may read or write: a secret in a
+ * file, as ssh keys are, stays out of `ps` and of children's environments. Its line end is
+ * not part of it. False with err set. */
+bool read_token_file(const char *path, std::string *out, char *err, size_t errlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0) {
+        set_err(err, errlen, "grpc: cannot read token_file %s: %s", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    char buf[kMaxToken + 2];
+    ssize_t n = S_ISREG(st.st_mode) ? read(fd, buf, sizeof buf) : -1;
+    close(fd);
+    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+        set_err(err, errlen, "grpc: token_file %s must be a regular file of this user that "
+                "group and others can neither read nor write (chmod 600 %s)", path, path);
+        return false;
+    }
+    if (n < 0) {
+        set_err(err, errlen, "grpc: cannot read token_file %s: %s", path, strerror(errno));
+        return false;
+    }
+    out->assign(buf, (size_t)n);
+    if (!out->empty() && out->back() == '\n')
+        out->pop_back();
+    if (!out->empty() && out->back() == '\r')
+        out->pop_back();
+    std::string from = std::string(" in ") + path;
+    return check_token(*out, from.c_str(), err, errlen);
+}
+
+/* A token, unless TLS hides it, stays on this machine unless the user says otherwise. */
+bool token_safe(const Impl *p, const mlbc_grpc_options &o, char *err, size_t errlen)
+{
+    bool tls = o.role == MLBC_GRPC_SERVER ? o.tls_cert != NULL : o.tls_ca != NULL;
+    if (p->token.empty() || tls || o.allow_insecure || is_loopback(p->address))
+        return true;
+    set_err(err, errlen, "grpc: %s is not a loopback address and there is no TLS: the token "
+            "would cross the network in clear text; give TLS (tls_cert/tls_key, tls_ca) or "
+            "set allow_insecure", p->address.c_str());
+    return false;
+}
+
+/* The token from token or token_file (one of them), checked; false with err set. */
+bool configure_token(Impl *p, const mlbc_grpc_options &o, char *err, size_t errlen)
+{
+    if (o.token && o.token_file) {
+        set_err(err, errlen, "grpc: give token or token_file, not both");
+        return false;
+    }
+    if (o.token_file)
+        return read_token_file(o.token_file, &p->token, err, errlen) &&
+               token_safe(p, o, err, errlen);
+    if (!o.token)
+        return true;
+    p->token = o.token;
+    return check_token(p->token, "", err, errlen) && token_safe(p, o, err, errlen);
+}
+
 /* The options, checked and with defaults, into impl; false with err set. */
 bool configure(Impl *p, const char *address, const mlbc_grpc_options &o, char *err,
                size_t errlen)
@@ -149,10 +247,16 @@ bool configure(Impl *p, const char *address, const mlbc_grpc_options &o, char *e
     p->retries = o.retries < 0 ? 0 : o.retries ? o.retries : kDefaultRetries;
     if (o.backoff_ms > 0)
         p->backoff_ms = o.backoff_ms;
-    if (o.token)
-        p->token = o.token;
+    if (o.max_message < 0 || o.max_message > (long)kMaxObservation) {
+        set_err(err, errlen, "grpc: max_message %ld is not in 0..%zu", o.max_message,
+                kMaxObservation);
+        return false;
+    }
+    if (o.max_message > 0)
+        p->max_message = o.max_message;
     p->context = o.context ? o.context : "";
-    return read_pem("tls_cert", o.tls_cert, &p->cert, err, errlen) &&
+    return configure_token(p, o, err, errlen) &&
+           read_pem("tls_cert", o.tls_cert, &p->cert, err, errlen) &&
            read_pem("tls_key", o.tls_key, &p->key, err, errlen) &&
            read_pem("tls_ca", o.tls_ca, &p->ca, err, errlen);
 }
@@ -373,23 +477,134 @@ const void *client_evaluate(mlbc_runner *r)
 
 /* ---- servers: the training role and the model server ---------------------------------------- */
 
-grpc::Status unauthenticated()
+/* Whether the call's metadata hold the token (compared in constant time, so that its bytes
+ * cannot be guessed one by one by timing): gRPC core's metadata processor, called on a
+ * call's metadata before anything reads its request (state: "Bearer TOKEN"). */
+void check_metadata(void *state, grpc_auth_context *, const grpc_metadata *md, size_t n,
+                    grpc_process_auth_metadata_done_cb done, void *user_data)
 {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "missing or wrong token");
+    const std::string &want = *static_cast<const std::string *>(state);
+    bool ok = false;
+    for (size_t i = 0; i < n && !ok; i++) {
+        const grpc_slice &k = md[i].key, &v = md[i].value;
+        if (GRPC_SLICE_LENGTH(k) != 13 || memcmp(GRPC_SLICE_START_PTR(k), "authorization", 13) ||
+            GRPC_SLICE_LENGTH(v) != want.size())
+            continue;
+        unsigned char diff = 0;
+        for (size_t j = 0; j < want.size(); j++)
+            diff |= (unsigned char)(GRPC_SLICE_START_PTR(v)[j] ^ want[j]);
+        ok = diff == 0;
+    }
+    done(user_data, NULL, 0, NULL, 0, ok ? GRPC_STATUS_OK : GRPC_STATUS_UNAUTHENTICATED,
+         ok ? NULL : "missing or wrong token");
 }
 
-/* TLS (client certificates required with a CA) or plain, as configured. */
+/* Server credentials of gRPC's core, plain or TLS, with the token check: grpc++ takes a
+ * metadata processor only with TLS (its plain credentials abort on one), the core on any. */
+class TokenCredentials : public grpc::ServerCredentials {
+  public:
+    TokenCredentials(grpc_server_credentials *creds, const std::string &token) : creds_(creds)
+    {
+        if (token.empty() || !creds_)
+            return;
+        grpc_auth_metadata_processor proc = {check_metadata, [](void *state) {
+            delete static_cast<std::string *>(state);
+        }, new std::string("Bearer " + token)};
+        grpc_server_credentials_set_auth_metadata_processor(creds_, proc);
+    }
+    ~TokenCredentials() override
+    {
+        if (creds_)
+            grpc_server_credentials_release(creds_);
+    }
+    void SetAuthMetadataProcessor(const std::shared_ptr<grpc::AuthMetadataProcessor> &) override
+    {
+        throw std::logic_error("TokenCredentials has its own metadata processor");
+    }
+
+  private:
+    int AddPortToServer(const std::string &addr, grpc_server *server) override
+    {
+        return grpc_server_add_http2_port(server, addr.c_str(), creds_);
+    }
+    grpc_server_credentials *creds_;
+};
+
+/* TLS (client certificates required with a CA) or plain, as configured, with the token. */
 std::shared_ptr<grpc::ServerCredentials> server_credentials(const Impl *p)
 {
-    if (p->cert.empty())
-        return grpc::InsecureServerCredentials();
-    grpc::SslServerCredentialsOptions so(
-        p->ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
-                      : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-    so.pem_root_certs = p->ca;
-    so.pem_key_cert_pairs.push_back({p->key, p->cert});
-    return grpc::SslServerCredentials(so);
+    grpc_server_credentials *c;
+    if (p->cert.empty()) {
+        c = grpc_insecure_server_credentials_create();
+    } else {
+        grpc_ssl_pem_key_cert_pair pair = {p->key.c_str(), p->cert.c_str()};
+        c = grpc_ssl_server_credentials_create_ex(
+            p->ca.empty() ? NULL : p->ca.c_str(), &pair, 1,
+            p->ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
+                          : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY, NULL);
+    }
+    return std::make_shared<TokenCredentials>(c, p->token);
 }
+
+/* The path of a unix: address ("unix:PATH" or "unix://ABSOLUTE"); "" for other ones. */
+std::string socket_path(const std::string &addr)
+{
+    if (addr.compare(0, 5, "unix:"))
+        return "";
+    return addr.compare(5, 2, "//") ? addr.substr(5) : addr.substr(7);
+}
+
+/* A unix: server's binding, private and replacing nothing: gRPC binds inside BuildAndStart,
+ * with the umask's mode, after removing any socket at the path. So it binds in a directory
+ * of its own (0700) made beside the path; the socket, made 0600 there before anyone else
+ * could reach it, is then linked to the path, which fails if anything is there. */
+struct PrivateBind {
+    std::string path, dir, temp;
+    bool prepare(const std::string &address, char *err, size_t errlen)
+    {
+        path = socket_path(address);
+        size_t slash = path.rfind('/');
+        std::string tmpl = slash == std::string::npos ? "." : path.substr(0, slash);
+        tmpl += "/.mlbc-grpc-XXXXXX";
+        struct stat st;
+        if (lstat(path.c_str(), &st) == 0 || errno != ENOENT) {
+            set_err(err, errlen, "grpc: %s exists (or cannot be looked at): a unix socket is "
+                    "made, never replaced; remove it if it is stale", path.c_str());
+            return false;
+        }
+        if (!mkdtemp(&tmpl[0])) {
+            set_err(err, errlen, "grpc: cannot make a directory beside %s: %s", path.c_str(),
+                    strerror(errno));
+            return false;
+        }
+        dir = tmpl;
+        temp = dir + "/s";
+        return true;
+    }
+    /* After the server started on "unix:" + temp: the socket at path, 0600; its identity
+     * into sock. */
+    bool publish(SocketFile *sock, char *err, size_t errlen)
+    {
+        struct stat st;
+        bool ok = chmod(temp.c_str(), 0600) == 0 && link(temp.c_str(), path.c_str()) == 0;
+        if (!ok) {
+            set_err(err, errlen, "grpc: cannot make the socket %s: %s", path.c_str(),
+                    strerror(errno));
+        } else if (lstat(path.c_str(), &st) == 0) {
+            sock->path = path;
+            sock->dev = st.st_dev;
+            sock->ino = st.st_ino;
+        }
+        return ok;
+    }
+    ~PrivateBind()
+    {
+        if (!dir.empty()) {
+            unlink(temp.c_str());
+            rmdir(dir.c_str());
+        }
+    }
+};
 
 /* Builds and starts a server of service at p's address, receiving at most max_receive
  * bytes per message; sets *port (after port 0: the port got, which p->address then names;
@@ -397,8 +612,13 @@ std::shared_ptr<grpc::ServerCredentials> server_credentials(const Impl *p)
 bool start_server(Impl *p, grpc::Service *service, size_t max_receive,
                   std::unique_ptr<grpc::Server> *server, int *port, char *err, size_t errlen)
 {
+    bool unix_socket = !p->address.compare(0, 5, "unix:");
+    PrivateBind bind;
+    if (unix_socket && !bind.prepare(p->address, err, errlen))
+        return false;
     grpc::ServerBuilder b;
-    b.AddListeningPort(p->address, server_credentials(p), port);
+    b.AddListeningPort(unix_socket ? "unix:" + bind.temp : p->address, server_credentials(p),
+                       port);
     b.RegisterService(service);
     b.SetMaxReceiveMessageSize((int)max_receive);
     b.SetMaxSendMessageSize((int)kMaxObservation);
@@ -411,9 +631,11 @@ bool start_server(Impl *p, grpc::Service *service, size_t max_receive,
         return false;
     }
     size_t colon = p->address.rfind(':');
-    if (!p->address.compare(0, 5, "unix:"))
+    if (unix_socket) {
         *port = 0;                  /* gRPC says 1 for a socket path: there is no port */
-    else if (p->address.substr(colon + 1) == "0")   /* errors name the port to dial */
+        return bind.publish(&p->socket, err, errlen);
+    }
+    if (p->address.substr(colon + 1) == "0")       /* errors name the port to dial */
         p->address = p->address.substr(0, colon + 1) + std::to_string(*port);
     return true;
 }
@@ -436,26 +658,9 @@ struct Server : Impl, mlbc::Training::Service {
                       mlbc::StepReply *reply) override;
 };
 
-/* The token in constant time, so that its bytes cannot be guessed one by one by timing. */
-bool authorized(const std::string &token, grpc::ServerContext *ctx)
-{
-    if (token.empty())
-        return true;
-    std::string want = "Bearer " + token;
-    auto it = ctx->client_metadata().find("authorization");
-    if (it == ctx->client_metadata().end() || it->second.size() != want.size())
-        return false;
-    unsigned char diff = 0;
-    for (size_t i = 0; i < want.size(); i++)
-        diff |= (unsigned char)(it->second.data()[i] ^ want[i]);
-    return diff == 0;
-}
-
 grpc::Status Server::Step(grpc::ServerContext *ctx, const mlbc::StepRequest *req,
                           mlbc::StepReply *reply)
 {
-    if (!authorized(token, ctx))     /* before anything in the request is looked at */
-        return unauthenticated();
     std::unique_lock<std::mutex> lk(mu);
     if (gave_up)
         return grpc::Status(grpc::StatusCode::ABORTED, r->error);
@@ -581,8 +786,16 @@ mlbc_runner *make_runner(const char *address, const mlbc_tensor_spec *features, 
 
 /* ---- model server ------------------------------------------------------------------------ */
 
-const size_t kMaxBindings = 64;     /* distinct feature sets bound; beyond, a client's error */
+const size_t kMaxBindings = 64;     /* distinct feature sets kept bound (LRU beyond) */
 const int kMaxFeatures = 4096;
+
+/* A release runner bound to a feature set, with the bytes of its features (what it may
+ * hold: those the model does not use are buffers of the runner's own) and its last use. */
+struct Binding {
+    mlbc_runner *r;
+    size_t bytes;
+    uint64_t used;
+};
 
 struct ModelServer : Impl, mlbc::Inference::Service {
     const mlbc_model_desc *model = nullptr;
@@ -594,7 +807,9 @@ struct ModelServer : Impl, mlbc::Inference::Service {
     std::unique_ptr<grpc::Server> server;
     int port = -1;
     std::mutex mu;                  /* one call at a time: the model contexts are not shared */
-    std::map<std::string, mlbc_runner *> runners;   /* release runners by feature set */
+    std::map<std::string, Binding> runners;         /* release runners by feature set */
+    size_t held = 0;                /* their bytes: at most max_message */
+    uint64_t uses = 0;
     long calls = 0, streams = 0;
 
     grpc::Status Evaluate(grpc::ServerContext *ctx, const mlbc::Observation *req,
@@ -607,13 +822,14 @@ struct ModelServer : Impl, mlbc::Inference::Service {
                             const std::vector<mlbc_tensor_spec> &specs, mlbc::Advice *reply);
     mlbc_runner *bind(const std::vector<mlbc_tensor_spec> &specs, const std::string &key,
                       char *err, size_t errlen);
+    void make_room(size_t bytes);
     ~ModelServer()
     {
         if (server)
             server->Shutdown(std::chrono::system_clock::now() +
                              std::chrono::milliseconds(kShutdownMs));
         for (auto &kv : runners)
-            mlbc_runner_free(kv.second);
+            mlbc_runner_free(kv.second.r);
     }
 };
 
@@ -666,42 +882,59 @@ void set_advice(mlbc::Advice *reply, const mlbc_tensor_spec &s, const void *data
     t->set_data(data, mlbc_spec_bytes(&s));
 }
 
+/* Frees the least recently used runners until one of bytes more fits: clients choose the
+ * feature sets, so what their runners hold is bounded here, not by their good manners. A
+ * set's bytes come in one message, so that they fit in max_message once all are gone. */
+void ModelServer::make_room(size_t bytes)
+{
+    while (!runners.empty() &&
+           (runners.size() >= kMaxBindings || held + bytes > (size_t)max_message)) {
+        auto lru = runners.begin();
+        for (auto it = runners.begin(); it != runners.end(); ++it)
+            if (it->second.used < lru->second.used)
+                lru = it;
+        mlbc_runner_free(lru->second.r);
+        held -= lru->second.bytes;
+        runners.erase(lru);
+    }
+}
+
 /* The release runner for a feature set, bound by name as mlbc-serve binds a session. */
 mlbc_runner *ModelServer::bind(const std::vector<mlbc_tensor_spec> &specs,
                                const std::string &key, char *err, size_t errlen)
 {
     auto it = runners.find(key);
-    if (it != runners.end())
-        return it->second;
-    if (runners.size() >= kMaxBindings) {
-        set_err(err, errlen, "%zu different feature sets served already", runners.size());
-        return NULL;
+    if (it != runners.end()) {
+        it->second.used = ++uses;
+        return it->second.r;
     }
     if (mlbc_model_check(model, specs.data(), (int)specs.size(), &advice_spec, &ropt, err,
                          errlen))
         return NULL;
+    size_t bytes = 0;
+    for (const mlbc_tensor_spec &s : specs)
+        bytes += mlbc_spec_bytes(&s);
+    make_room(bytes);
     mlbc_runner *r = mlbc_runner_release(model, specs.data(), (int)specs.size(), &advice_spec,
                                          &ropt, err, errlen);
-    if (r)
-        runners[key] = r;
+    if (r) {
+        runners[key] = Binding{r, bytes, ++uses};
+        held += bytes;
+    }
     return r;
 }
 
-grpc::Status ModelServer::Evaluate(grpc::ServerContext *ctx, const mlbc::Observation *req,
+grpc::Status ModelServer::Evaluate(grpc::ServerContext *, const mlbc::Observation *req,
                                    mlbc::Advice *reply)
 {
-    if (!authorized(token, ctx))     /* before anything in the request is looked at */
-        return unauthenticated();
     return answer(*req, reply);
 }
 
 /* A session's decisions in order; the first one that fails ends the call with its status.
  * The stream has this handler's thread (the sync server adds threads as streams open). */
 grpc::Status ModelServer::EvaluateStream(
-    grpc::ServerContext *ctx, grpc::ServerReaderWriter<mlbc::Advice, mlbc::Observation> *stream)
+    grpc::ServerContext *, grpc::ServerReaderWriter<mlbc::Advice, mlbc::Observation> *stream)
 {
-    if (!authorized(token, ctx))
-        return unauthenticated();
     {
         std::lock_guard<std::mutex> lk(mu);
         streams++;
@@ -805,7 +1038,7 @@ mlbc_grpc_model_server *listen_model_server(const char *address, const mlbc_grpc
     try {
         m = new ModelServer;
         if (configure(m, address, o, err, errlen) && setup(m) &&
-            start_server(m, m, kMaxObservation, &m->server, &m->port, err, errlen))
+            start_server(m, m, (size_t)m->max_message, &m->server, &m->port, err, errlen))
             return reinterpret_cast<mlbc_grpc_model_server *>(m);
     } catch (const std::exception &e) {
         set_err(err, errlen, "grpc: %s", e.what());
@@ -889,6 +1122,21 @@ extern "C" mlbc_runner *mlbc_runner_grpc(const char *address,
         set_err(err, errlen, "grpc: %s", e.what());
     }
     return NULL;
+}
+
+extern "C" int mlbc_grpc_check(const char *address, const mlbc_grpc_options *opt, char *err,
+                               size_t errlen)
+{
+    mlbc_grpc_options o = {};
+    if (opt)
+        o = *opt;
+    try {
+        Impl p;
+        return configure(&p, address, o, err, errlen) ? 0 : -1;
+    } catch (const std::exception &e) {
+        set_err(err, errlen, "grpc: %s", e.what());
+    }
+    return -1;
 }
 
 extern "C" int mlbc_runner_grpc_port(const mlbc_runner *r)

@@ -2,6 +2,8 @@
 #ifndef MLBC_RT_INTERNAL_H
 #define MLBC_RT_INTERNAL_H
 
+#include <sys/types.h>
+
 #include "mlbc_runtime.h"
 
 #ifdef __GNUC__
@@ -67,10 +69,41 @@ mlbc_runner *release_runner_new(const mlbc_model_desc *model,
 char *model_name_from_path(const char *path);
 /* 1 if the path names an ONNX model (.onnx, .onnxtxt) rather than a shared object. */
 int is_onnx_path(const char *path);
+/* A cache entry of the ONNX runner (onnx.c), found or compiled by onnx_entry_find. */
+typedef struct onnx_entry {
+    char path[MLBC_PATH_MAX];       /* CACHE/NAME.KEY.so, for messages and callers */
+    char load[MLBC_PATH_MAX];       /* "/proc/self/fd/DIR/NAME.KEY.so": what dlopen opens */
+    int dir;                        /* the cache folder, checked; the caller closes it */
+} onnx_entry;
+/* mlbc_onnx_compile, the entry to be loaded through the checked folder's descriptor: what
+ * was checked is what is loaded, even if the folder's path is renamed meanwhile. Returns as
+ * mlbc_onnx_compile; e->dir is open unless it fails. */
+int onnx_entry_find(const char *model, const mlbc_onnx_options *opt, onnx_entry *e,
+                    char *err, size_t errlen);
 /* mlbc_model_open, compiling first when the path is an ONNX model or onnx is given (NULL:
  * the defaults of mlbc_onnx_options). */
 void *model_open(const char *path, const char *symbol, const mlbc_onnx_options *onnx,
                  const mlbc_model_desc **desc, char *err, size_t errlen);
+
+/* What a file the runtime reads, loads or writes in a place others may reach must be: its
+ * type, this (effective) user's, and without the mode bits `forbidden`. Another user's bytes
+ * must never become a model we load (the ONNX cache) or advice we believe (the pipes). */
+typedef struct trust_rule {
+    const char *prefix;             /* of the message: "pipe: " or "" */
+    const char *what;               /* "the FIFO", "the cache folder"... */
+    mode_t type;                    /* S_IFIFO, S_IFREG or S_IFDIR */
+    mode_t forbidden;               /* S_IWGRP | S_IWOTH: others may not write it */
+    const char *fix;                /* what the user can do, said after the reason */
+} trust_rule;
+
+/* 0 if descriptor fd (opened from path, with O_NOFOLLOW) passes rule t, checked with fstat
+ * on the descriptor: what was checked is what is used, whatever the path names meanwhile.
+ * Else -1, err naming the path, the type, owner or mode found, and t->fix. */
+int check_ours(int fd, const char *path, const trust_rule *t, char *err, size_t errlen);
+/* The refusal of a path that O_NOFOLLOW would not open because it is a symbolic link (open
+ * failed with ELOOP, or ENOTDIR with O_DIRECTORY): 1 with err filled, else 0 (errno kept). */
+int refuse_link(int dirfd, const char *name, const char *path, const trust_rule *t, char *err,
+                size_t errlen);
 
 /* RFC 1321 MD5 of len bytes. */
 void md5(const void *data, size_t len, unsigned char digest[16]);

@@ -16,18 +16,31 @@
  * server absent or dead) is retried `retries` times with exponential backoff from
  * backoff_ms; then, as on any other error (deadline passed, refused credentials, bad
  * advice), the runner fails for good with a message (mlbc_runner_error) and evaluate
- * returns NULL at once from then on: the caller's fallback.
+ * returns NULL at once from then on: the caller's fallback. Advice is bad if its element
+ * type, its shape (dimensions of 1 aside) or its size is not the advice spec's.
  *
  * Addresses: "HOST:PORT", "[V6]:PORT" or "unix:PATH". Only loopback hosts (127.0.0.0/8,
  * ::1, localhost) and unix sockets are accepted unless allow_remote is set. A server may
  * give port 0 and read the port it got from mlbc_runner_grpc_port.
  *
- * Security: with token, the client sends "authorization: Bearer TOKEN" and the server
- * refuses (UNAUTHENTICATED) any call without it, before looking at the request. With
- * tls_cert and tls_key the server speaks TLS; with tls_ca as well it requires client
- * certificates signed by that CA. A client with tls_ca speaks TLS and verifies the server
- * against it (the server's certificate must name the address's host), presenting tls_cert
- * and tls_key if given. All three are PEM files.
+ * Security: with token (or token_file), the client sends "authorization: Bearer TOKEN" and
+ * the server refuses (UNAUTHENTICATED) any call without it as soon as its metadata arrive,
+ * before reading its request. Without a token, a server on a loopback TCP port answers
+ * every user of the machine; a server on "unix:PATH" creates PATH itself, mode 0600 (only
+ * this user may connect), and refuses a PATH that exists. A token is refused on a
+ * non-loopback address without TLS (it would cross the network in clear) unless
+ * allow_insecure. token_file is read at once: one line of printable ASCII in a regular file
+ * of this user that group and others may neither read nor write (chmod 600), so that the
+ * secret stays out of `ps` (which shows a command line's token). With tls_cert and tls_key
+ * the server speaks TLS; with tls_ca as well it requires client certificates signed by that
+ * CA. A client with tls_ca speaks TLS and verifies the server against it (the server's
+ * certificate must name the address's host), presenting tls_cert and tls_key if given. All
+ * three are PEM files.
+ *
+ * Memory: a model server reads Observations of at most max_message bytes (0: 64 MiB; a
+ * training server reads advice-sized Steps) and keeps the runners of the feature sets it
+ * has seen bound within as many bytes of features (at most 64 sets; the least recently
+ * used dropped first), whatever its clients send.
  */
 #ifndef MLBC_GRPC_H
 #define MLBC_GRPC_H
@@ -52,6 +65,10 @@ typedef struct mlbc_grpc_options {
     const char *tls_cert;       /* PEM: the server's certificate chain, or the client's */
     const char *tls_key;        /* PEM: the private key of tls_cert */
     const char *tls_ca;         /* PEM: client: the CA of the server; server: of clients */
+    const char *token_file;     /* the token from this file (see above); not with token.
+                                   ($MLBC_GRPC_TOKEN is the tools' business, not read here) */
+    int allow_insecure;         /* non-zero: a token may go in clear off loopback (no TLS) */
+    long max_message;           /* model server: the largest Observation, bytes; 0: 64 MiB */
 } mlbc_grpc_options;
 
 /* A gRPC runner at address (see above); opt may be NULL (a loopback client, no security).
@@ -60,6 +77,12 @@ typedef struct mlbc_grpc_options {
 mlbc_runner *mlbc_runner_grpc(const char *address, const mlbc_tensor_spec *features,
                               int nfeatures, const mlbc_tensor_spec *advice,
                               const mlbc_grpc_options *opt, char *err, size_t errlen);
+
+/* 0 if opt (may be NULL) and address are fit for a runner or server (the address, the
+ * token or its file, the PEM files: what mlbc_runner_grpc checks before it connects or
+ * binds), else -1 with a message in err: a tool can refuse bad options at its start. */
+int mlbc_grpc_check(const char *address, const mlbc_grpc_options *opt, char *err,
+                    size_t errlen);
 
 /* The port a server-role runner listens on (useful after port 0); 0 for a unix: address,
  * -1 for other runners. */

@@ -112,7 +112,8 @@ void mlbc_model_close(void *handle);
  *  - cc: the C compiler, split at blanks ("ccache gcc"). NULL: $CC, else `cc`. It is run as
  *    `CC -O2 -fPIC -shared -o X.so NAME.c CC_ARGS... -lm`.
  *  - cache_dir: NULL: $MLBC_CACHE_DIR, else $XDG_CACHE_HOME/mlbc, else $HOME/.cache/mlbc;
- *    created (with missing parents) mode 0700.
+ *    created (with missing parents) mode 0700. It must be the effective user's, not
+ *    writable by group or others, and not a symbolic link (its parents may be links).
  *  - name: mlbc -n NAME, a C identifier; NULL: from the model's file name as mlbc does
  *    ("dir/policy.onnx" -> "policy"), so the descriptor is NAME_desc either way.
  *  - mlbc_args, cc_args: NULL-terminated extra arguments ({"--dim", "N=1", NULL};
@@ -127,9 +128,15 @@ void mlbc_model_close(void *handle);
  * at once on an empty cache each compile and rename (same bytes; the last rename wins, and
  * whoever loaded the other file keeps it), so none ever sees a partial file and no lock is
  * needed. A failed compile leaves nothing in the cache and its error holds mlbc's (or the C
- * compiler's) message. The compilers are run with posix_spawn (no shell, no quoting), with
- * standard input from /dev/null and their output captured into the error. Not usable from
- * a process whose SIGCHLD is ignored (the exit status is lost). */
+ * compiler's) message. Entries are published mode 0600. Since KEY is predictable, whoever
+ * can write the cache chooses the code loaded: the folder and each entry are opened without
+ * following links and checked on the descriptor (this user's, not writable by group or
+ * others), the compilers work and the entry is loaded through the checked folder's
+ * descriptor (/proc/self/fd/N/...), and anything else is refused with an error naming the
+ * path, what was found and what to do; a refused entry is not replaced. The compilers are
+ * run with posix_spawn (no shell, no quoting), with standard input from /dev/null and their
+ * output captured into the error. Not usable from a process whose SIGCHLD is ignored (the
+ * exit status is lost). */
 typedef struct mlbc_onnx_options {
     const char *mlbc;
     const char *cc;
@@ -140,7 +147,9 @@ typedef struct mlbc_onnx_options {
 } mlbc_onnx_options;
 
 /* Compiles an ONNX model (.onnx or .onnxtxt, by contents) into the cache, or finds it
- * there. Writes the shared object's path into so_path. Returns 0 when the cache already
+ * there (and checked, as said above). Writes the shared object's path into so_path (the
+ * runners load it through the checked folder instead; a caller loading so_path itself
+ * trusts the path). Returns 0 when the cache already
  * held it, 1 when it was compiled now, -1 with a message in err (missing model, model
  * refused by mlbc, compiler not found, cache folder not writable, path too long). */
 int mlbc_onnx_compile(const char *model, const mlbc_onnx_options *opt, char *so_path,
@@ -171,24 +180,33 @@ enum {
                                        (runtime/mlbc.proto: Observation out, Advice in) */
 };
 
+/* Or'ed into mlbc_pipe_options.framing: BASE.in and BASE.out may also be regular files
+ * (advice prepared in advance, observations captured), if they are this user's, mode 0600,
+ * with one link (BASE.out is truncated). Without it, only FIFOs. A flag rather than a new
+ * field, so that a program built against an older header can never set it by accident. */
+#define MLBC_PIPE_REGULAR_FILES 0x100
+
 typedef struct mlbc_pipe_options {
-    int framing;                    /* MLBC_FRAMING_*; default LLVM */
+    int framing;                    /* MLBC_FRAMING_*, maybe | MLBC_PIPE_REGULAR_FILES */
     int timeout_ms;                 /* every read and write; 0 means 10000 */
     const char *context;            /* first context record (LLVM's inliner sends ""); NULL: "" */
 } mlbc_pipe_options;
 
 /* The compiler side of development mode: writes BASE.out, reads advice from BASE.in. Opens
  * BASE.in for reading first, then BASE.out for writing, as LLVM does (the host must create
- * both FIFOs and open them in the opposite order); opening also honours the timeout. */
+ * both FIFOs and open them in the opposite order); opening also honours the timeout. Each is
+ * opened without following a symbolic link and checked on its descriptor, before a byte
+ * crosses it or a file is truncated: a FIFO as mlbc_fifo_private demands; anything else is
+ * refused (but see MLBC_PIPE_REGULAR_FILES). */
 mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *features,
                               int nfeatures, const mlbc_tensor_spec *advice,
                               const mlbc_pipe_options *opt, char *err, size_t errlen);
 
-/* 0 if descriptor fd (opened from path) is private: not a FIFO, or a FIFO that belongs to
- * this user and that no other user may open (mode 0600). Else -1, err saying why. The pipe
- * runner and the hosts (mlbc-serve, mlbc_gym) check each FIFO on its descriptor after
- * opening it, so a FIFO planted in a shared folder (e.g. /tmp) by someone else is refused,
- * not read from or written to. */
+/* 0 if descriptor fd (opened from path, best with O_NOFOLLOW) is a private FIFO: one that
+ * belongs to this user and that no other user may open (mode 0600). Else (also when it is
+ * not a FIFO) -1, err saying why. The pipe runner and the hosts (mlbc-serve, mlbc_gym) check
+ * each FIFO on its descriptor after opening it, so a FIFO or file planted in a shared folder
+ * (e.g. /tmp) by someone else is refused, not read from or written to. */
 int mlbc_fifo_private(int fd, const char *path, char *err, size_t errlen);
 
 void *mlbc_runner_input(mlbc_runner *r, int i);            /* NULL if i is out of range */

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -40,9 +41,11 @@ static char *derive_symbol(const char *path)
     return s;
 }
 
-static void *open_so(const char *path, const char *symbol, const mlbc_model_desc **desc,
-                     char *err, size_t errlen)
+/* Loads path, or load when given (what dlopen opens, path being what the user named). */
+static void *open_so(const char *path, const char *load, const char *symbol,
+                     const mlbc_model_desc **desc, char *err, size_t errlen)
 {
+    const char *name = load ? load : path;
     char *file, *derived = NULL;
     void *handle;
     if (!path || !*path) {
@@ -50,15 +53,16 @@ static void *open_so(const char *path, const char *symbol, const mlbc_model_desc
         return NULL;
     }
     /* A name without '/' would be searched on the library path, not in this directory. */
-    if (!(file = malloc(strlen(path) + 3))) {
+    if (!(file = malloc(strlen(name) + 3))) {
         set_err(err, errlen, "out of memory");
         return NULL;
     }
-    sprintf(file, "%s%s", strchr(path, '/') ? "" : "./", path);
+    sprintf(file, "%s%s", strchr(name, '/') ? "" : "./", name);
     handle = dlopen(file, RTLD_NOW | RTLD_LOCAL);
     free(file);
     if (!handle) {
-        set_err(err, errlen, "cannot load model: %s", dlerror());
+        set_err(err, errlen, "cannot load model%s%s: %s", load ? " " : "", load ? path : "",
+                dlerror());
         return NULL;
     }
     if (!symbol && !(symbol = derived = derive_symbol(path))) {
@@ -87,13 +91,19 @@ int is_onnx_path(const char *path)
 void *model_open(const char *path, const char *symbol, const mlbc_onnx_options *onnx,
                  const mlbc_model_desc **desc, char *err, size_t errlen)
 {
-    char so[MLBC_PATH_MAX];
-    if (path && *path && (onnx || is_onnx_path(path))) {
-        if (mlbc_onnx_compile(path, onnx, so, sizeof so, err, errlen) < 0)
-            return NULL;
-        path = so;
-    }
-    return open_so(path, symbol, desc, err, errlen);
+    onnx_entry e;
+    void *handle;
+    if (!path || !*path || !(onnx || is_onnx_path(path)))
+        return open_so(path, NULL, symbol, desc, err, errlen);
+    if (onnx_entry_find(path, onnx, &e, err, errlen) < 0)
+        return NULL;
+    /* Loaded as /proc/self/fd/DIR/NAME.KEY.so: the checked folder, which only this user can
+     * write, and in it the entry just checked. Not as /proc/self/fd/N of the entry's own
+     * descriptor: glibc looks a loaded object up by the name it was opened with first, and a
+     * later descriptor N would be another file; a name holding the key names one model. */
+    handle = open_so(e.path, e.load, symbol, desc, err, errlen);
+    close(e.dir);
+    return handle;
 }
 
 void *mlbc_model_open(const char *path, const char *symbol, const mlbc_model_desc **desc,

@@ -88,30 +88,82 @@ static int cc_command(command *c, char *cc_text, char *err, size_t errlen)
     return 0;
 }
 
-/* mkdir -p with mode 0700 for what it creates (the cache may hold a user's models). */
-static int make_folders(char *path)
+/* ---- a cache folder only this user can write --------------------------------------------- */
+
+/* An entry's name is predictable (the key hashes the model, mlbc's version and the options),
+ * so whoever can write the folder or an entry chooses the code this process loads. */
+static const trust_rule cache_folder_rule = {
+    "", "the cache folder", S_IFDIR, S_IWGRP | S_IWOTH,
+    "whoever can write it chooses the code loaded from it: use a folder of your own, e.g. "
+    "set MLBC_CACHE_DIR, or chmod go-w it if it is yours"
+};
+static const trust_rule cache_entry_rule = {
+    "", "the cache entry", S_IFREG, S_IWGRP | S_IWOTH,
+    "this user's mlbc runtime did not make it: remove it, and see who else can write the cache "
+    "folder"
+};
+
+/* openat(dirfd, name) without following a symbolic link, then checked by rule t on the
+ * descriptor. The descriptor, or -1 with err; errno is ENOENT only when name does not exist. */
+static int open_ours(int dirfd, const char *name, const char *path, int flags,
+                     const trust_rule *t, char *err, size_t errlen)
 {
-    struct stat st;
-    for (char *p = path + 1; *p; p++)
-        if (*p == '/') {
-            *p = 0;
-            if (mkdir(path, 0700) && errno != EEXIST) {
-                *p = '/';
-                return -1;
-            }
-            *p = '/';
-        }
-    if (mkdir(path, 0700) && errno != EEXIST)
+    int fd = openat(dirfd, name, flags | O_NOFOLLOW | O_CLOEXEC), e = errno;
+    if (fd < 0) {
+        if (refuse_link(dirfd, name, path, t, err, errlen))
+            e = ELOOP;
+        else
+            set_err(err, errlen, "cannot open %s: %s", path, strerror(e));
+        errno = e;
         return -1;
-    if (stat(path, &st))
+    }
+    if (check_ours(fd, path, t, err, errlen)) {
+        close(fd);
+        errno = EPERM;
         return -1;
-    if (!S_ISDIR(st.st_mode)) {
-        errno = ENOTDIR;
+    }
+    return fd;
+}
+
+/* mkdir path, mode 0700 (the cache may hold a user's models), unless it exists; a folder
+ * made here is checked at once, as the cache folder itself. */
+static int make_folder(const char *path, char *err, size_t errlen)
+{
+    int fd;
+    if (mkdir(path, 0700) == 0) {
+        fd = open_ours(AT_FDCWD, path, path, O_RDONLY | O_DIRECTORY, &cache_folder_rule, err,
+                       errlen);
+        if (fd < 0)
+            return -1;
+        close(fd);
+    } else if (errno != EEXIST) {
+        set_err(err, errlen, "cannot create the cache folder '%s': %s", path, strerror(errno));
         return -1;
     }
     return 0;
 }
 
+/* The cache folder, made with its missing parents, opened and checked: its descriptor, or
+ * -1 with err. Everything in the cache is then reached through it, not through the path. */
+static int open_cache(char *path, char *err, size_t errlen)
+{
+    for (char *p = path + 1;; p++) {
+        char c = *p;
+        if (c && c != '/')
+            continue;
+        *p = 0;
+        int rc = make_folder(path, err, errlen);
+        *p = c;
+        if (rc)
+            return -1;
+        if (!c)
+            break;
+    }
+    return open_ours(AT_FDCWD, path, path, O_RDONLY | O_DIRECTORY, &cache_folder_rule, err,
+                     errlen);
+}
+
+/* The cache folder's path into out, and its descriptor (or -1 with err). */
 static int cache_folder(const char *given, char *out, size_t n, char *err, size_t errlen)
 {
     const char *dir = given_or_env(given, "MLBC_CACHE_DIR"), *home;
@@ -131,19 +183,18 @@ static int cache_folder(const char *given, char *out, size_t n, char *err, size_
         set_err(err, errlen, "cache folder path too long");
         return -1;
     }
-    if (make_folders(out)) {
-        set_err(err, errlen, "cannot create the cache folder '%s': %s", out, strerror(errno));
-        return -1;
-    }
-    return 0;
+    while (len > 1 && out[len - 1] == '/')      /* "link/" would follow the link */
+        out[--len] = 0;
+    return open_cache(out, err, errlen);
 }
 
 /* ---- running a compiler ------------------------------------------------------------------ */
 
 /* Runs argv (searched on PATH when it has no '/'), stdin from /dev/null, stdout and stderr
- * into out (NUL-terminated, cut at outlen). 0 with *status (waitpid's), or -1 with err
- * when the program cannot be started. */
-static int run(const command *c, char *out, size_t outlen, int *status, char *err,
+ * into out (NUL-terminated, cut at outlen), with descriptor keep (if >= 0) left open at the
+ * same number (paths "/proc/self/fd/KEEP/..." in argv). 0 with *status (waitpid's), or -1
+ * with err when the program cannot be started. */
+static int run(const command *c, int keep, char *out, size_t outlen, int *status, char *err,
                size_t errlen)
 {
     posix_spawn_file_actions_t fa;
@@ -158,6 +209,8 @@ static int run(const command *c, char *out, size_t outlen, int *status, char *er
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
     posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
+    if (keep >= 0)      /* onto itself: clears close-on-exec in the child (glibc >= 2.29) */
+        posix_spawn_file_actions_adddup2(&fa, keep, keep);
     rc = posix_spawnp(&pid, c->argv[0], &fa, NULL, (char *const *)c->argv, environ);
     posix_spawn_file_actions_destroy(&fa);
     close(fd[1]);
@@ -196,13 +249,13 @@ static void add_hint(const char *hint, char *err, size_t errlen)
 
 /* Runs a compiler that must succeed; its output becomes the error when it does not. hint
  * says how to point the runtime at the program when it cannot be started. */
-static int run_ok(const command *c, const char *what, const char *hint, char *err,
+static int run_ok(const command *c, int keep, const char *what, const char *hint, char *err,
                   size_t errlen)
 {
     char out[OUTPUT_MAX];
     int status;
     size_t n;
-    if (run(c, out, sizeof out, &status, err, errlen)) {
+    if (run(c, keep, out, sizeof out, &status, err, errlen)) {
         add_hint(hint, err, errlen);
         return -1;
     }
@@ -248,7 +301,7 @@ static int mlbc_version(const char *mlbc, char *out, size_t n, char *err, size_t
 {
     command c = {{mlbc, "--version", NULL}, 2};
     int status;
-    if (run(&c, out, n, &status, err, errlen)) {
+    if (run(&c, -1, out, n, &status, err, errlen)) {
         add_hint(MLBC_HINT, err, errlen);
         return -1;
     }
@@ -305,8 +358,11 @@ static int is_identifier(const char *s)
 /* Everything a compile needs, filled by prepare(). */
 typedef struct job {
     const char *model;
+    char model_arg[MLBC_PATH_MAX];  /* the model as mlbc's argument (model_argument) */
     char name[MLBC_SPEC_MAX_NAME];
-    char cache[MLBC_PATH_MAX];
+    char cache[MLBC_PATH_MAX];      /* the cache folder's path, for messages and callers */
+    int dir;                        /* the cache folder, opened and checked; -1: not yet */
+    char at[32];                    /* "/proc/self/fd/DIR": the cache folder in paths */
     char mlbc[MLBC_PATH_MAX];
     char cc_text[MLBC_PATH_MAX];
     command gen;                /* -n NAME MLBC_ARGS (mlbc's path is not part of the key) */
@@ -330,6 +386,30 @@ static int set_name(job *j, const mlbc_onnx_options *o, char *err, size_t errlen
     return ok ? 0 : -1;
 }
 
+/* mlbc reads an argument "SELECTOR=PATH" (an '=' before any '/') as a member of a composite
+ * and one starting with '-' as an option: such a relative path gets "./" in front, so that
+ * mlbc compiles the file whose bytes were hashed. */
+static int model_argument(job *j, char *err, size_t errlen)
+{
+    const char *m = j->model;
+    int odd = m[0] != '/' && (m[0] == '-' || strchr(m, '='));
+    int len = snprintf(j->model_arg, sizeof j->model_arg, "%s%s", odd ? "./" : "", m);
+    if (len < 0 || (size_t)len >= sizeof j->model_arg) {
+        set_err(err, errlen, "model path too long: %s", m);
+        return -1;
+    }
+    return 0;
+}
+
+/* The cache folder, opened and checked into j->dir, and the path that names it. */
+static int open_job_cache(job *j, const char *given, char *err, size_t errlen)
+{
+    if ((j->dir = cache_folder(given, j->cache, sizeof j->cache, err, errlen)) < 0)
+        return -1;
+    snprintf(j->at, sizeof j->at, "/proc/self/fd/%d", j->dir);
+    return 0;
+}
+
 static int prepare(job *j, const mlbc_onnx_options *o, char *err, size_t errlen)
 {
     static const char *const cc_flags[] = {"-O2", "-fPIC", "-shared", NULL};
@@ -340,8 +420,8 @@ static int prepare(job *j, const mlbc_onnx_options *o, char *err, size_t errlen)
     int rc;
     if (!(data = read_file(j->model, &len, err, errlen)))
         return -1;
-    if (set_name(j, o, err, errlen) || cache_folder(o->cache_dir, j->cache, sizeof j->cache,
-                                                    err, errlen)) {
+    if (set_name(j, o, err, errlen) || model_argument(j, err, errlen)
+        || open_job_cache(j, o->cache_dir, err, errlen)) {
         free(data);
         return -1;
     }
@@ -373,7 +453,8 @@ static int join(char *out, size_t n, const char *folder, const char *file, char 
     return 0;
 }
 
-/* mlbc then the C compiler, in the temporary folder tmp; leaves tmp/NAME.so. */
+/* mlbc then the C compiler, in the temporary folder tmp (under j->at, which they are given
+ * too: each path they use goes through the checked folder); leaves tmp/NAME.so. */
 static int build_in(job *j, const char *tmp, char *err, size_t errlen)
 {
     char c_file[MLBC_PATH_MAX], so[MLBC_PATH_MAX], base[MLBC_SPEC_MAX_NAME + 8];
@@ -382,14 +463,14 @@ static int build_in(job *j, const char *tmp, char *err, size_t errlen)
     if (join(c_file, sizeof c_file, tmp, base, err, errlen))
         return -1;
     snprintf(so, sizeof so, "%.*s.so", (int)strlen(c_file) - 2, c_file);
-    if (add_word(&gen, j->model, err, errlen) || add_words(&gen, j->gen.argv, err, errlen)
-        || add_word(&gen, "-o", err, errlen)
-        || add_word(&gen, c_file, err, errlen) || run_ok(&gen, "mlbc", MLBC_HINT, err, errlen))
+    if (add_word(&gen, j->model_arg, err, errlen) || add_words(&gen, j->gen.argv, err, errlen)
+        || add_word(&gen, "-o", err, errlen) || add_word(&gen, c_file, err, errlen)
+        || run_ok(&gen, j->dir, "mlbc", MLBC_HINT, err, errlen))
         return -1;
     if (add_word(&cc, "-o", err, errlen) || add_word(&cc, so, err, errlen)
         || add_word(&cc, c_file, err, errlen) || add_words(&cc, j->cc_args.argv, err, errlen)
         || add_word(&cc, "-lm", err, errlen)
-        || run_ok(&cc, "compiling the generated C", "set CC", err, errlen))
+        || run_ok(&cc, j->dir, "compiling the generated C", "set CC", err, errlen))
         return -1;
     return 0;
 }
@@ -426,12 +507,15 @@ static int unchanged(job *j, char *err, size_t errlen)
     return rc;
 }
 
-/* Compiles in a fresh folder next to the entry, then publishes with one rename(). */
-static int compile_to(job *j, const char *entry, char *err, size_t errlen)
+/* Compiles in a fresh folder inside the cache (mkdtemp: mode 0700), then publishes the entry
+ * FILE with one rename(), mode 0600 whatever the umask (a group-writable entry is refused). */
+static int compile_to(job *j, const char *file, const char *entry, char *err, size_t errlen)
 {
-    char tmp[MLBC_PATH_MAX], so[MLBC_PATH_MAX];
+    char tmp[MLBC_PATH_MAX], so[MLBC_PATH_MAX], to[MLBC_PATH_MAX];
     int rc = -1;
-    if (snprintf(tmp, sizeof tmp, "%s/tmp.%s.XXXXXX", j->cache, j->name) >= (int)sizeof tmp
+    if (join(to, sizeof to, j->at, file, err, errlen))
+        return -1;
+    if (snprintf(tmp, sizeof tmp, "%s/tmp.%s.XXXXXX", j->at, j->name) >= (int)sizeof tmp
         || !mkdtemp(tmp)) {
         set_err(err, errlen, "cannot write in the cache folder '%s': %s", j->cache,
                 strerror(errno));
@@ -440,7 +524,7 @@ static int compile_to(job *j, const char *entry, char *err, size_t errlen)
     if (snprintf(so, sizeof so, "%s/%s.so", tmp, j->name) >= (int)sizeof so)
         set_err(err, errlen, "path too long: %s", tmp);
     else if (!build_in(j, tmp, err, errlen) && !unchanged(j, err, errlen)) {
-        if (rename(so, entry) == 0)
+        if (chmod(so, 0600) == 0 && rename(so, to) == 0)
             rc = 0;
         else
             set_err(err, errlen, "cannot publish '%s': %s", entry, strerror(errno));
@@ -449,14 +533,31 @@ static int compile_to(job *j, const char *entry, char *err, size_t errlen)
     return rc;
 }
 
-int mlbc_onnx_compile(const char *model, const mlbc_onnx_options *opt, char *so_path,
-                      size_t so_len, char *err, size_t errlen)
+/* 0 when the cache holds the entry FILE (and it passes cache_entry_rule), 1 when it was
+ * compiled now, -1 with err (also when the entry is refused: it is not replaced, since
+ * something other than this runtime wrote it). */
+static int find_or_compile(job *j, const char *file, const char *entry, char *err,
+                           size_t errlen)
+{
+    int fd = open_ours(j->dir, file, entry, O_RDONLY, &cache_entry_rule, err, errlen);
+    if (fd >= 0) {
+        close(fd);
+        return 0;
+    }
+    if (errno != ENOENT)
+        return -1;
+    return compile_to(j, file, entry, err, errlen) == 0 ? 1 : -1;
+}
+
+int onnx_entry_find(const char *model, const mlbc_onnx_options *opt, onnx_entry *e,
+                    char *err, size_t errlen)
 {
     static const mlbc_onnx_options defaults;
     char file[MLBC_SPEC_MAX_NAME + 40];
     job *j;
     int rc = -1;
-    if (!model || !*model || !so_path || !so_len) {
+    e->dir = -1;
+    if (!model || !*model) {
         set_err(err, errlen, "no ONNX model given");
         return -1;
     }
@@ -465,12 +566,43 @@ int mlbc_onnx_compile(const char *model, const mlbc_onnx_options *opt, char *so_
         return -1;
     }
     j->model = model;
+    j->dir = -1;
     if (!prepare(j, opt ? opt : &defaults, err, errlen)) {
         snprintf(file, sizeof file, "%s.%s.so", j->name, j->key);
-        if (!join(so_path, so_len, j->cache, file, err, errlen))
-            rc = access(so_path, R_OK) == 0 ? 0
-                 : compile_to(j, so_path, err, errlen) == 0 ? 1 : -1;
+        if (!join(e->path, sizeof e->path, j->cache, file, err, errlen)
+            && !join(e->load, sizeof e->load, j->at, file, err, errlen))
+            rc = find_or_compile(j, file, e->path, err, errlen);
     }
+    if (rc >= 0)
+        e->dir = j->dir;
+    else if (j->dir >= 0)
+        close(j->dir);
     free(j);
+    return rc;
+}
+
+int mlbc_onnx_compile(const char *model, const mlbc_onnx_options *opt, char *so_path,
+                      size_t so_len, char *err, size_t errlen)
+{
+    onnx_entry *e;
+    int rc;
+    if (!so_path || !so_len) {
+        set_err(err, errlen, "no room for the shared object's path");
+        return -1;
+    }
+    if (!(e = malloc(sizeof *e))) {
+        set_err(err, errlen, "out of memory");
+        return -1;
+    }
+    rc = onnx_entry_find(model, opt, e, err, errlen);
+    if (rc >= 0) {
+        close(e->dir);
+        if (strlen(e->path) >= so_len) {
+            set_err(err, errlen, "path too long: %s", e->path);
+            rc = -1;
+        } else
+            strcpy(so_path, e->path);
+    }
+    free(e);
     return rc;
 }

@@ -34,6 +34,11 @@
  * writes and a pending one consumed (the process-wide disposition is never touched), reply
  * lengths are bounded, and surplus advice bytes are detected. Any failure makes the runner
  * failed for good: evaluate returns NULL at once from then on.
+ *
+ * Trust: both ends are opened with O_NOFOLLOW and checked on the descriptor before a byte
+ * crosses them: a FIFO of this user's, mode 0600, or (MLBC_PIPE_REGULAR_FILES) a regular
+ * file as private with one link. Another user's FIFO or file is never read as advice, and a
+ * file BASE.out merely names (a link) is never truncated.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -74,6 +79,7 @@ typedef struct pipe_impl {
     int timeout_ms;
     int in_fd, out_fd;
     int in_is_fifo;                 /* surplus detection needs a FIFO (or pipe) */
+    int allow_files;                /* MLBC_PIPE_REGULAR_FILES was given */
     int no_splice;                  /* BASE.out refused vmsplice(2) (not a pipe): writev */
     char *base;
     unsigned char *advice;          /* the advice buffer returned by evaluate */
@@ -144,46 +150,54 @@ static void jb_printf(jbuf *b, const char *fmt, ...)
 
 /* ---- opening ------------------------------------------------------------------------------ */
 
+/* A FIFO another user owns or may open could read the compiler's features or answer for
+ * the host. */
+static const trust_rule private_fifo = {
+    "pipe: ", "the FIFO", S_IFIFO, S_IRWXG | S_IRWXO,
+    "another user could read the features or answer for the host; the host must create "
+    "BASE.in and BASE.out itself, mode 0600: mkfifo -m 600, or umask 077"
+};
+
+/* A regular file, allowed when asked for (advice prepared in advance, observations
+ * captured), must be as private; one link, too: the runner truncates BASE.out, and a second
+ * name could be someone's file linked there. */
+static const trust_rule private_file = {
+    "pipe: ", "the file", S_IFREG, S_IRWXG | S_IRWXO,
+    "regular files as BASE.in/BASE.out must be this user's, mode 0600, with one link"
+};
+
 int mlbc_fifo_private(int fd, const char *path, char *err, size_t errlen)
 {
+    return check_ours(fd, path, &private_fifo, err, errlen);
+}
+
+/* A FIFO, or with allow_files a regular file, as check_ours demands. */
+static int check_end(int fd, const char *path, int allow_files, char *err, size_t errlen)
+{
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        set_err(err, errlen, "pipe: cannot stat %s: %s", path, strerror(errno));
+    if (!allow_files || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return mlbc_fifo_private(fd, path, err, errlen);
+    if (check_ours(fd, path, &private_file, err, errlen))
         return -1;
-    }
-    if (!S_ISFIFO(st.st_mode))
-        return 0;
-    if (st.st_uid != geteuid()) {
-        set_err(err, errlen, "pipe: refusing %s: the FIFO belongs to uid %u, not to this user "
-                "(%u); another user could read the features or answer for the host", path,
-                (unsigned)st.st_uid, (unsigned)geteuid());
-        return -1;
-    }
-    if (st.st_mode & (S_IRWXG | S_IRWXO)) {
-        set_err(err, errlen, "pipe: refusing %s: its mode %04o lets other users open it "
-                "(create the FIFOs with mode 0600, e.g. mkfifo -m 600 or umask 077)", path,
-                (unsigned)(st.st_mode & 07777));
+    if (st.st_nlink != 1) {
+        set_err(err, errlen, "pipe: refusing %s: the file has %lu links (%s)", path,
+                (unsigned long)st.st_nlink, private_file.fix);
         return -1;
     }
     return 0;
 }
 
-/* Opens path with flags|O_NONBLOCK, retrying while the FIFO has no peer (ENXIO) or does not
- * exist yet (ENOENT), until the deadline. Returns the descriptor or -1 (err filled). */
-static int open_with_deadline(const char *path, int flags, int64_t deadline, int timeout_ms,
-                              const char *role, char *err, size_t errlen)
+/* Opens path with flags|O_NONBLOCK|O_NOFOLLOW, retrying while the FIFO has no peer (ENXIO)
+ * or does not exist yet (ENOENT), until the deadline; then checks it with check_end. Returns
+ * the descriptor or -1 (err filled). */
+static int open_with_deadline(const char *path, int flags, int allow_files, int64_t deadline,
+                              int timeout_ms, const char *role, char *err, size_t errlen)
 {
     int delay = 1;
     for (;;) {
-        int fd = open(path, flags | O_NONBLOCK | O_CLOEXEC);
+        int fd = open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
-            struct stat st;
-            if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-                close(fd);
-                set_err(err, errlen, "pipe: %s is a directory", path);
-                return -1;
-            }
-            if (mlbc_fifo_private(fd, path, err, errlen)) {
+            if (check_end(fd, path, allow_files, err, errlen)) {
                 close(fd);
                 return -1;
             }
@@ -192,6 +206,8 @@ static int open_with_deadline(const char *path, int flags, int64_t deadline, int
         int e = errno;
         if (e == EINTR)
             continue;
+        if (refuse_link(AT_FDCWD, path, path, &private_fifo, err, errlen))
+            return -1;
         if (e != ENXIO && e != ENOENT) {
             set_err(err, errlen, "pipe: cannot open %s (%s): %s", path, role, strerror(e));
             return -1;
@@ -379,8 +395,9 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
     int epipe = rc == -EPIPE;
     while (rc == -EPIPE && !p->confirmed) {
         close(p->out_fd);
-        p->out_fd = open_with_deadline(p->out_path, O_WRONLY, deadline, p->timeout_ms,
-                                       "observations to the host", err, sizeof err);
+        p->out_fd = open_with_deadline(p->out_path, O_WRONLY, p->allow_files, deadline,
+                                       p->timeout_ms, "observations to the host", err,
+                                       sizeof err);
         if (p->out_fd < 0) {
             sigpipe_restore(&guard, epipe);
             runner_fail(r, "pipe %s: the host closed %s.out before its first answer (while "
@@ -958,13 +975,14 @@ static int alloc_pipe(mlbc_runner *r, pipe_impl *p, const char *channel_base)
 
 /* Gives runner r its pipe (r->impl), not yet connected. */
 static int new_pipe(mlbc_runner *r, const char *channel_base, const mlbc_pipe_options *o,
-                    char *err, size_t errlen)
+                    int allow_files, char *err, size_t errlen)
 {
     pipe_impl *p = calloc(1, sizeof *p);
     if (p) {
         r->impl = p;
         p->in_fd = p->out_fd = -1;
         p->framing = o->framing;
+        p->allow_files = allow_files;
         p->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
         p->advice_bytes = mlbc_spec_bytes(&r->advice);
         p->advice_count = mlbc_spec_count(&r->advice);
@@ -994,11 +1012,11 @@ static int connect_pipe(mlbc_runner *r, pipe_impl *p, const char *channel_base, 
     }
     snprintf(in_path, plen + 5, "%s.in", channel_base);
     int64_t deadline = now_ms() + p->timeout_ms;
-    p->in_fd = open_with_deadline(in_path, O_RDONLY, deadline, p->timeout_ms,
+    p->in_fd = open_with_deadline(in_path, O_RDONLY, p->allow_files, deadline, p->timeout_ms,
                                   "advice from the host", err, errlen);
     if (p->in_fd >= 0)
-        p->out_fd = open_with_deadline(p->out_path, O_WRONLY, deadline, p->timeout_ms,
-                                       "observations to the host", err, errlen);
+        p->out_fd = open_with_deadline(p->out_path, O_WRONLY, p->allow_files, deadline,
+                                       p->timeout_ms, "observations to the host", err, errlen);
     free(in_path);
     if (p->in_fd < 0 || p->out_fd < 0)
         return -1;
@@ -1033,13 +1051,15 @@ mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *
     mlbc_pipe_options o = {MLBC_FRAMING_LLVM, 0, NULL};
     if (opt)
         o = *opt;
+    int files = !!(o.framing & MLBC_PIPE_REGULAR_FILES);
+    o.framing &= ~MLBC_PIPE_REGULAR_FILES;
     if (check_pipe_options(channel_base, o.framing, err, errlen))
         return NULL;
     mlbc_runner *r = runner_new(&pipe_ops, features, nfeatures, advice, err, errlen);
     if (!r)
         return NULL;
     if (check_llvm_names(r, o.framing, err, errlen) || check_advice_bytes(r, err, errlen) ||
-        new_pipe(r, channel_base, &o, err, errlen) ||
+        new_pipe(r, channel_base, &o, files, err, errlen) ||
         connect_pipe(r, r->impl, channel_base, err, errlen) ||
         (o.framing == MLBC_FRAMING_LLVM && send_llvm_start(r, r->impl, o.context, err, errlen))) {
         mlbc_runner_free(r);

@@ -4,6 +4,7 @@
  *
  * Tensors travel as raw little-endian bytes: the runtime's hosts (x86-64, AArch64) are
  * little-endian, and a big-endian build refuses the framing (proto_check_host). */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,7 +92,8 @@ size_t proto_advice_limit(const mlbc_tensor_spec *advice)
     return mlbc_spec_bytes(advice) + strlen(advice->name) + 11 * MLBC_SPEC_MAX_RANK + 64;
 }
 
-/* Whether the shape the host gave (if any) holds as many elements as the advice spec. */
+/* Whether the shape the host gave holds as many elements as the advice spec (no shape: a
+ * scalar's, or a shape left out, which the dimensions check below tells apart). */
 static int same_count(const Mlbc__Tensor *t, const mlbc_tensor_spec *advice)
 {
     if (!t->n_shape)
@@ -103,6 +105,34 @@ static int same_count(const Mlbc__Tensor *t, const mlbc_tensor_spec *advice)
         n *= t->shape[i];
     }
     return n == mlbc_spec_count(advice);
+}
+
+/* Whether the shapes agree but for dimensions of 1 ([1,6] is [6]; [3,2] is not [2,3]): a
+ * model's batch dimension is no mistake, elements read in another order are. */
+static int same_dims(const Mlbc__Tensor *t, const mlbc_tensor_spec *advice)
+{
+    size_t i = 0;
+    int j = 0;
+    for (;;) {
+        while (i < t->n_shape && t->shape[i] == 1)
+            i++;
+        while (j < advice->rank && advice->shape[j] == 1)
+            j++;
+        if (i == t->n_shape || j == advice->rank)
+            return i == t->n_shape && j == advice->rank;
+        if (t->shape[i++] != advice->shape[j++])
+            return 0;
+    }
+}
+
+/* "[2,3]" */
+static void shape_text(const int64_t *dims, size_t n, char *buf, size_t len)
+{
+    size_t k = (size_t)snprintf(buf, len, "[");
+    for (size_t i = 0; i < n && k < len; i++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%lld", i ? "," : "", (long long)dims[i]);
+    if (k < len)
+        snprintf(buf + k, len - k, "]");
 }
 
 int proto_advice_unpack(const mlbc_tensor_spec *advice, const uint8_t *msg, size_t len,
@@ -117,13 +147,19 @@ int proto_advice_unpack(const mlbc_tensor_spec *advice, const uint8_t *msg, size
     int rc = -1;
     if (!t)
         set_err(err, errlen, "the Advice message has no advice tensor");
-    else if (t->type && t->type != advice->type)
+    else if (t->type != advice->type)       /* bytes of another type are not the advice */
         set_err(err, errlen, "the advice tensor has element type %d, the advice spec %d",
                 (int)t->type, advice->type);
     else if (!same_count(t, advice))
         set_err(err, errlen, "the advice tensor's shape does not hold the %lld element(s) of "
                 "the advice spec", (long long)mlbc_spec_count(advice));
-    else if (t->data.len != mlbc_spec_bytes(advice))
+    else if (!same_dims(t, advice)) {
+        char got[120], want[120];
+        shape_text(t->shape, t->n_shape, got, sizeof got);
+        shape_text(advice->shape, (size_t)advice->rank, want, sizeof want);
+        set_err(err, errlen, "the advice tensor has shape %s, the advice spec %s (only "
+                "dimensions of 1 may differ)", got, want);
+    } else if (t->data.len != mlbc_spec_bytes(advice))
         set_err(err, errlen, "the advice tensor has %zu bytes, the advice %zu", t->data.len,
                 mlbc_spec_bytes(advice));
     else {

@@ -18,7 +18,8 @@ void proto_obs_pack(proto_obs *o, const char *context, int64_t index, jbuf *b);
 /* The largest Advice message for this advice spec that is worth reading. */
 size_t proto_advice_limit(const mlbc_tensor_spec *advice);
 /* Unpacks an Advice message of len bytes into dst (the advice's bytes): 0, or -1 and err
- * says what was wrong (not a message, no tensor, another type, shape or size). */
+ * says what was wrong (not a message, no tensor, another element type (none included), a
+ * shape other than the spec's but for dimensions of 1, another size). */
 int proto_advice_unpack(const mlbc_tensor_spec *advice, const uint8_t *msg, size_t len,
                         void *dst, char *err, size_t errlen);
 

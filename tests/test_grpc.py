@@ -109,7 +109,7 @@ def expected(k):
 def policy_of(calls):
     def policy(f, context, index):
         calls.append((context, index))
-        return f["a"][0] * 1000 + int(sum(f["b"]) * 2) + sum(f["c"])
+        return f["a"][0] * 1000 + int(sum(f.get("b", [])) * 2) + sum(f.get("c", []))
     return policy
 
 
@@ -175,13 +175,13 @@ def serve_model(policy, address, **options):
 
 # ---- a model server in a child process (to be killed) -------------------------------------
 
-def child_model_server(die_at):
+def child_model_server(die_at, token=None):
     """--child-model-server: serves, prints its port, and SIGKILLs itself on decision die_at."""
     def policy(f, context, index):
         if f["a"][0] == die_at:
             os.kill(os.getpid(), signal.SIGKILL)
         return policy_of([])(f, context, index)
-    srv = serve_model(policy, LOCAL + ":0")
+    srv = serve_model(policy, LOCAL + ":0", token=token)
     print("port %d" % srv.port, flush=True)
     time.sleep(WAIT)
 
@@ -534,9 +534,10 @@ def test_cli(exe):
         out, err = p.stdout, p.stderr
     except subprocess.TimeoutExpired:
         out, err = "", "a hang"
-    check("cli: python3 -m mlbc_gym serve-grpc ADDRESS -- COMMAND answers the command",
+    check("cli: python3 -m mlbc_gym serve-grpc ADDRESS -- COMMAND answers the command (and "
+          "warns that without a token every local user can connect)",
           out.startswith("advice 0 5 ") and "advice 1 5 " in out and
-          "2 observations answered" in err, out + err)
+          "2 observations answered" in err and "warning: no token" in err, out + err)
 
 
 # ---- mlbc-serve --listen: a model compiled by mlbc as the model server -------------------------
@@ -547,6 +548,10 @@ twice (int64[1] a) => (int64[1] advice)
   advice = Add (a, a)
 }
 """
+
+
+def i64(v):
+    return v.to_bytes(8, "little", signed=True)
 
 
 def evaluate(stub, feats, token=None, context=""):
@@ -564,15 +569,16 @@ def evaluate(stub, feats, token=None, context=""):
     return int.from_bytes(a.advice.data, "little", signed=True), "OK"
 
 
-def listen(build_dir, tmp, *opts):
+def listen(build_dir, tmp, *opts, env=None):
     """mlbc-serve -v --listen for the TWICE model: (process, port), port None if it did not
-    say one (the process is then gone)."""
+    say one (the process is then gone). env: variables added to the environment."""
     model = os.path.join(tmp, "twice.onnxtxt")
     with open(model, "w") as f:
         f.write(TWICE)
-    env = dict(os.environ, MLBC_CACHE_DIR=os.path.join(tmp, "cache"))
+    env = dict(os.environ, MLBC_CACHE_DIR=os.path.join(tmp, "cache"), **(env or {}))
     srv = subprocess.Popen([os.path.join(build_dir, "mlbc-serve"), "--model", model, "--listen",
-                            LOCAL + ":0", "-v"] + list(opts), stderr=subprocess.PIPE, env=env)
+                            LOCAL + ":0", "-v"] + list(opts), stderr=subprocess.PIPE, env=env,
+                           bufsize=0)      # unbuffered: the lines after the first stay for later
     line = srv.stderr.readline().decode()
     if "port " not in line:
         srv.kill()
@@ -598,7 +604,6 @@ def test_listen(build_dir, tmp):
     if not check("listen: mlbc-serve --listen says its port", port is not None):
         return
     stub = mlbc_pb2_grpc.InferenceStub(grpc.insecure_channel("%s:%d" % (LOCAL, port)))
-    i64 = lambda v: v.to_bytes(8, "little", signed=True)       # noqa: E731
     answers = [evaluate(stub, [("a", 7, [1], i64(k))], "tok") for k in (0, 1, -5, 21)]
     check("listen: the compiled model answers Evaluate (advice = a + a)",
           answers == [(0, "OK"), (2, "OK"), (-10, "OK"), (42, "OK")], str(answers))
@@ -667,17 +672,321 @@ def test_streams(exe, build_dir, tmp):
                      1, bound, words)
 
 
+# ---- other local users and hostile peers (issue 30) ---------------------------------------
+
+def secret_file(tmp, name, token, mode=0o600):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        f.write(token + "\n")
+    os.chmod(path, mode)
+    return path
+
+
+def status_kib(pid, field):
+    """A /proc/PID/status size (VmRSS: resident now, VmHWM: its peak), in KiB."""
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def refused_start(cmd):
+    """A command that must refuse to start: (exit status, stderr)."""
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=WAIT)
+    return p.returncode, p.stderr
+
+
+def test_token_sources(exe, build_dir, tmp):
+    """Tokens out of ps: --token-file (a file only its owner may use) and MLBC_GRPC_TOKEN;
+    a warning where a TCP port is open to every local user."""
+    good = secret_file(tmp, "token", "s3cret")
+    loose = secret_file(tmp, "loose-token", "s3cret", 0o640)
+    peer = Peer(exe, "server", LOCAL + ":0", "--n", 2, "--token-file", good)
+    addr = "%s:%s" % (LOCAL, peer.port)
+    try:
+        mlbc_gym.Driver(addr, timeout=WAIT).reset()
+        err = "answered"
+    except HostError as e:
+        err = str(e)
+    try:
+        n = mlbc_gym.drive(addr, policy_of([]), timeout=WAIT, token_file=good)
+    except (HostError, TypeError) as e:
+        n = str(e)
+    rc, adv, nulls, other = peer.finish()
+    check("token file: a server's token from --token-file: no token refused, the file's "
+          "token (given by file too) steps it", "UNAUTHENTICATED" in err and n == 2 and
+          adv == {0: expected(0), 1: expected(1)}, "%s; %s %s %s" % (err, n, adv, other))
+
+    twice = os.path.join(tmp, "twice.onnxtxt")
+    with open(twice, "w") as f:
+        f.write(TWICE)
+    serve = [os.path.join(build_dir, "mlbc-serve"), "--model", twice, "--listen", LOCAL + ":0"]
+    for path, what in ((loose, "readable by its group"), (tmp, "a directory")):
+        rc, err = refused_start(serve + ["--token-file", path])
+        check("token file: one %s is refused at start" % what,
+              rc == 1 and "chmod 600" in err, "rc %s: %s" % (rc, err[-300:]))
+    rc, adv, nulls, other = run_client(exe, LOCAL + ":1", "--token-file", loose)
+    check("token file: the runner refuses one others may read", rc == 2 and
+          any("chmod 600" in o for o in other), str(other))
+    try:
+        serve_model(policy_of([]), LOCAL + ":0", token_file=loose).stop()
+        err = "served"
+    except (HostError, TypeError) as e:
+        err = str(e)
+    check("token file: mlbc_gym refuses one others may read", "chmod 600" in err, err)
+
+    import grpc
+    from mlbc_gym import mlbc_pb2_grpc
+    srv, port = listen(build_dir, tmp, env={"MLBC_GRPC_TOKEN": "envtok"})
+    with grpc.insecure_channel("%s:%s" % (LOCAL, port)) as chan:
+        stub = mlbc_pb2_grpc.InferenceStub(chan)
+        res = [evaluate(stub, [("a", 7, [1], i64(4))], t) for t in (None, "envtok")]
+    err = stop_listening(srv)
+    check("MLBC_GRPC_TOKEN: mlbc-serve --listen requires it (no token: UNAUTHENTICATED)",
+          res[0][1] == "UNAUTHENTICATED" and res[1] == (8, "OK") and "warning" not in err,
+          "%s %s" % (res, err[-300:]))
+    srv, port = listen(build_dir, tmp)
+    err = stop_listening(srv)
+    check("no token on a TCP port: mlbc-serve warns that every local user can connect",
+          "warning: no token: every user of this machine" in err, err[-300:])
+
+    env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "runtime", "python"))
+    peer = Peer(exe, "server", LOCAL + ":0", "--n", 2, "--token", "s3cret")
+    p = subprocess.run([sys.executable, "-m", "mlbc_gym", "drive", "%s:%s" % (LOCAL, peer.port),
+                        "--constant", "3", "--token-file", good], capture_output=True,
+                       text=True, env=env, timeout=WAIT)
+    rc, adv, nulls, other = peer.finish()
+    check("cli: python3 -m mlbc_gym drive --token-file", adv == {0: 3, 1: 3},
+          "%s %s %s" % (adv, other, p.stderr[-300:]))
+    addr = "%s:%d" % (LOCAL, free_port())
+    env["MLBC_GRPC_TOKEN"] = "s3cret"
+    p = subprocess.run([sys.executable, "-m", "mlbc_gym", "serve-grpc", addr, "--constant", "5",
+                        "--", exe, "client", addr, "--n", "1", "--retries", "-1"],
+                       capture_output=True, text=True, env=env, timeout=WAIT)
+    check("cli: mlbc_gym serve-grpc takes MLBC_GRPC_TOKEN (a client without it: refused)",
+          "UNAUTHENTICATED" in p.stdout and "advice" not in p.stdout, p.stdout + p.stderr)
+
+
+def test_unix_sockets(exe, tmp):
+    """A unix: server's socket is this user's alone (0600) and replaces nothing."""
+    path = os.path.join(tmp, "s.sock")
+    peer = Peer(exe, "server", "unix:" + path, "--n", 1, "--timeout", 3000)
+    mode = os.stat(path).st_mode & 0o777 if os.path.exists(path) else None
+    try:
+        n = mlbc_gym.drive("unix:" + path, policy_of([]), timeout=WAIT)
+    except HostError as e:
+        n = str(e)
+    peer.finish()
+    check("unix socket: the runner's is mode 0600, it serves, and is gone after",
+          mode == 0o600 and n == 1 and not os.path.exists(path), "mode %s, %s" % (
+              oct(mode) if mode else mode, n))
+    for engine in ("native", "grpcio"):
+        try:
+            with mlbc_gym.serve_model(policy_of([]), "unix:" + path, engine=engine):
+                mode = os.stat(path).st_mode & 0o777
+        except (HostError, OSError) as e:
+            mode = str(e)
+        check("unix socket: mlbc_gym's %s server's is mode 0600, gone after" % engine,
+              mode == 0o600 and not os.path.exists(path), str(oct(mode) if
+                                                               isinstance(mode, int) else mode))
+    other = socket.socket(socket.AF_UNIX)
+    other.bind(path)                # someone else's server, listening there
+    other.listen(1)
+    try:
+        rc, adv, nulls, out = Peer(exe, "server", "unix:" + path, "--n", 1,
+                                   "--timeout", 500).finish()
+        try:
+            mlbc_gym.serve_model(policy_of([]), "unix:" + path, engine="grpcio").stop()
+            err = "replaced"
+        except HostError as e:
+            err = str(e)
+        with socket.socket(socket.AF_UNIX) as c:
+            c.settimeout(5)
+            c.connect(path)         # still the other server's
+            other.accept()[0].close()
+        check("unix socket: a socket already at the path is neither replaced nor stolen",
+              rc == 2 and any("never replaced" in o for o in out) and "never replaced" in err,
+              "%s; %s" % (out, err))
+    except OSError as e:
+        check("unix socket: a socket already at the path is neither replaced nor stolen",
+              False, "the other server's socket is gone: %s" % e)
+    finally:
+        other.close()
+
+
+def test_insecure(exe, build_dir, tmp):
+    """A token off loopback without TLS would go in clear: refused unless forced. The
+    addresses are TEST-NET (192.0.2.0/24): nothing is bound or dialled there."""
+    far = "192.0.2.1:50051"
+    rc, adv, nulls, other = run_client(exe, far, "--remote", "--token", "t", "--n", 0)
+    check("insecure: a client with a token, no TLS, off loopback: refused", rc == 2 and
+          any("clear text" in o for o in other), "rc %s %s" % (rc, other))
+    rc, adv, nulls, other = run_client(exe, far, "--remote", "--token", "t", "--n", 0,
+                                       "--insecure")
+    check("insecure: ... unless --insecure (allow_insecure)", rc == 0 and other == ["done"],
+          "rc %s %s" % (rc, other))
+    rc, adv, nulls, other = Peer(exe, "server", "192.0.2.1:0", "--remote", "--token",
+                                 "t").finish()
+    check("insecure: a server likewise", rc == 2 and any("clear text" in o for o in other),
+          "rc %s %s" % (rc, other))
+    errs = []
+    for make in (lambda: mlbc_gym.Driver(far, token="t", allow_remote=True),
+                 lambda: serve_model(policy_of([]), "192.0.2.1:0", token="t",
+                                     allow_remote=True)):
+        try:
+            make()
+            errs.append("made")
+        except HostError as e:
+            errs.append(str(e))
+    check("insecure: mlbc_gym's driver and server likewise",
+          all("clear text" in e for e in errs), str(errs))
+    rc, err = refused_start([os.path.join(build_dir, "mlbc-serve"), "--remote", far,
+                             "--allow-remote", "--token", "t", "--timeout", "1000",
+                             "--channel", os.path.join(tmp, "ch")])
+    check("insecure: mlbc-serve --remote likewise, at start", rc == 1 and "clear text" in err,
+          "rc %s: %s" % (rc, err[-300:]))
+
+
+def refused_unread(server, pid, stub, want):
+    """A 48 MiB request without the token is refused before it is read (the server's peak
+    RSS does not grow); one with the token is then answered want (its a is 21)."""
+    evaluate(stub, [("a", 7, [1], i64(1))], "tok")      # warm: the model is bound once
+    before = status_kib(pid, "VmHWM")
+    big = bytes(48 << 20)
+    res = evaluate(stub, [("a", 7, [1], i64(1)), ("z", 2, [len(big)], big)])
+    grew = status_kib(pid, "VmHWM") - before
+    ok = evaluate(stub, [("a", 7, [1], i64(21))], "tok")
+    check("%s: no token, a 48 MiB request: refused unread (peak RSS +%d KiB)" % (server, grew),
+          res[1] == "UNAUTHENTICATED" and grew < 16 << 10 and ok == (want, "OK"),
+          "%s, +%d KiB, then %s" % (res, grew, ok))
+
+
+def test_hostile_peers(build_dir, tmp):
+    """What a peer can make mlbc-serve --listen hold: an unauthenticated request is refused
+    before it is read; a message's size and the bound feature sets are bounded."""
+    import grpc
+    from mlbc_gym import mlbc_pb2_grpc
+    srv, port = listen(build_dir, tmp, "--token", "tok")
+    chan = grpc.insecure_channel("%s:%s" % (LOCAL, port))
+    stub = mlbc_pb2_grpc.InferenceStub(chan)
+    refused_unread("mlbc-serve --listen", srv.pid, stub, 42)
+    huge = bytes(65 << 20)
+    res = evaluate(stub, [("a", 7, [1], i64(1)), ("z", 2, [len(huge)], huge)], "tok")
+    check("a 65 MiB request with the token: RESOURCE_EXHAUSTED (64 MiB at most)",
+          res[1] == "RESOURCE_EXHAUSTED", str(res))
+    del huge
+    before = status_kib(srv.pid, "VmRSS")
+    unused = bytes(6 << 20)
+    answers = [evaluate(stub, [("a", 7, [1], i64(k)), ("z%d" % k, 2, [len(unused)], unused)],
+                        "tok")[0] for k in range(48)]
+    grew = status_kib(srv.pid, "VmRSS") - before
+    check("48 feature sets of 6 MiB each: answered, the server holds at most its budget "
+          "(RSS +%d MiB)" % (grew >> 10), answers == [2 * k for k in range(48)] and
+          grew < 150 << 10, "%s, +%d KiB" % (answers, grew))
+    chan.close()
+    stop_listening(srv)
+
+
+def test_engines_unread():
+    """mlbc_gym's model servers, in a child process each, refuse a call without the token
+    before reading it."""
+    import grpc
+    from mlbc_gym import mlbc_pb2_grpc
+    for engine in ("native", "grpcio"):
+        child = Peer(sys.executable, os.path.abspath(__file__), "--child-model-server", "-1",
+                     "--engine", engine, "--token", "tok", listens=True)
+        with grpc.insecure_channel("%s:%s" % (LOCAL, child.port)) as chan:
+            # policy_of's answer for a = 21 and no b or c
+            refused_unread("mlbc_gym's %s server" % engine, child.proc.pid,
+                           mlbc_pb2_grpc.InferenceStub(chan), 21000)
+        child.proc.kill()
+        child.finish()
+
+
+def test_layouts():
+    """mlbc_gym's native server decodes a feature set once: at most MAX_LAYOUTS are kept."""
+    import grpc
+    from mlbc_gym import mlbc_pb2_grpc
+    with serve_model(lambda f, c, i: len(f), LOCAL + ":0") as srv, \
+            grpc.insecure_channel("%s:%d" % (LOCAL, srv.port)) as chan:
+        stub = mlbc_pb2_grpc.InferenceStub(chan)
+        answers = [evaluate(stub, [("f%d" % k, 7, [1], bytes(8))])[0] for k in range(100)]
+        kept = len(srv._layouts)
+    check("mlbc_gym's native server keeps at most 64 of 100 feature sets' layouts",
+          answers == [1] * 100 and kept <= 64, "%s, %d kept" % (answers[:3], kept))
+
+
+def raw_advice_server(advice):
+    """A grpcio model server answering every Evaluate with the mlbc.Advice advice."""
+    import grpc
+    from concurrent import futures
+    from mlbc_gym import mlbc_pb2_grpc
+
+    class Fixed(mlbc_pb2_grpc.InferenceServicer):
+        def Evaluate(self, request, context):
+            return advice
+    srv = grpc.server(futures.ThreadPoolExecutor(2))
+    mlbc_pb2_grpc.add_InferenceServicer_to_server(Fixed(), srv)
+    port = srv.add_insecure_port(LOCAL + ":0")
+    srv.start()
+    return srv, port
+
+
+def test_advice_checks(exe):
+    """Advice of the right byte count but another element type or shape is refused."""
+    from mlbc_gym import mlbc_pb2
+    for shape, ok in (([3, 2], False), ([1, 2, 3], True)):
+        spec = mlbc_gym.TensorSpec("advice", "int64_t", shape)
+        with serve_model(lambda f, c, i: list(range(6)), LOCAL + ":0", advice=spec) as srv:
+            res = run_client(exe, "%s:%d" % (LOCAL, srv.port), "--n", 1,
+                             "--advice-shape", "2,3")
+        err = res[2].get(0, (0, ""))[1]
+        if ok:
+            check("advice of shape [1,2,3] for [2,3] (a dimension of 1 more) is taken",
+                  res[1] == {0: 0}, str(res))
+        else:
+            check("advice of shape [3,2] for [2,3] (same bytes) is refused: NULL, naming both",
+                  not res[1] and "shape [3,2], the advice spec [2,3]" in err, str(res))
+    a = mlbc_pb2.Advice()
+    a.advice.name, a.advice.type, a.advice.data = "advice", 0, i64(5)
+    a.advice.shape.append(1)
+    srv, port = raw_advice_server(a)
+    res = run_client(exe, "%s:%d" % (LOCAL, port), "--n", 1)
+    srv.stop(None)
+    err = res[2].get(0, (0, ""))[1]
+    check("advice without an element type (8 bytes for an int64) is refused: NULL",
+          not res[1] and "element type 0, the advice spec 7" in err, str(res))
+    peer = Peer(exe, "server", LOCAL + ":0", "--n", 1, "--advice-shape", "2,3",
+                "--timeout", 1500)
+    d = mlbc_gym.Driver("%s:%s" % (LOCAL, peer.port), timeout=WAIT,
+                        advice=mlbc_gym.TensorSpec("advice", "int64_t", [3, 2]))
+    try:
+        d.reset()
+        d.step(list(range(6)))
+        err = "taken"
+    except HostError as e:
+        err = str(e)
+    d.close()
+    res = peer.finish()
+    check("a driver's advice of shape [3,2] for [2,3]: INVALID_ARGUMENT, not acted on",
+          "INVALID_ARGUMENT" in err and "shape [3,2]" in err and not res[1],
+          "%s; %s" % (err, res))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--child-model-server", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--engine", default="native", help=argparse.SUPPRESS)
+    ap.add_argument("--token", help=argparse.SUPPRESS)
     args = ap.parse_args()
     global ENGINE, TAG
     ENGINE = args.engine
     if args.child_model_server is not None:
-        return child_model_server(args.child_model_server)
+        return child_model_server(args.child_model_server, args.token)
     os.chdir(ROOT)
+    os.environ.pop("MLBC_GRPC_TOKEN", None)     # the servers here have the tokens they are given
     # the native engine's library: this build's (children inherit it)
     os.environ["MLBC_GRPC_LIB"] = os.path.abspath(os.path.join(args.build, "lib", "mlbc",
                                                                "libmlbc_grpc.so"))
@@ -688,6 +997,13 @@ def main():
         with tempfile.TemporaryDirectory() as tmp:
             test_listen(args.build, tmp)
             test_streams(exe, args.build, tmp)
+            test_token_sources(exe, args.build, tmp)
+            test_unix_sockets(exe, tmp)
+            test_insecure(exe, args.build, tmp)
+            test_hostile_peers(args.build, tmp)
+        test_engines_unread()
+        test_layouts()
+        test_advice_checks(exe)
         test_cli(exe)
         tls = check("openssl is installed", subprocess.run(
             ["openssl", "version"], capture_output=True).returncode == 0)

@@ -255,10 +255,35 @@ def test_good_host(bins):
                   "%r %r" % (kinds, obs))
 
 
+def private_file(path, data=b""):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    os.write(fd, data)
+    os.close(fd)
+
+
+def contents(path):
+    """The file's bytes, None when it is gone."""
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except FileNotFoundError:
+        return None
+
+
+def channel_files(tmp):
+    """BASE.in a regular file holding the three int64 answers in advance, BASE.out an empty
+    one; both this user's, mode 0600 (what --files accepts)."""
+    base = os.path.join(tmp, "ch")
+    private_file(base + ".in", b"".join(struct.pack("=q", 7 * k) for k in range(3)))
+    private_file(base + ".out")
+    return base
+
+
 def test_lent_observations(bins):
     """Observations of 16 KB and more are lent to the FIFO (vmsplice), not copied: the host
     must see each evaluation's own values although the client rewrites the same buffers for
-    the next one. Where BASE.out is a regular file the runner writes instead."""
+    the next one. Where BASE.out is a regular file (allowed with --files) the runner writes
+    instead."""
     ops = ["obs=2", "ctx=f1", "obs=2"]
     want = [(k, expected("int64", k)) for k in range(4)]
     for kind in ("plain", "asan"):
@@ -274,12 +299,10 @@ def test_lent_observations(bins):
                   len(calls) == 8 and san_clean(kind, err),
                   "%r %r %s %s" % (res, bad or calls[:2], out[-300:], err[-600:]))
         with tempfile.TemporaryDirectory() as tmp:
-            base = os.path.join(tmp, "ch")
-            open(base + ".out", "wb").close()
-            with open(base + ".in", "wb") as f:       # the three int64 answers, in advance
-                f.write(b"".join(struct.pack("=q", 7 * k) for k in range(3)))
+            base = channel_files(tmp)
             p = subprocess.run([bins[("pipe_client", kind)], base, "--timeout", "2000",
-                                "--big", "20000", "obs=3"], capture_output=True, text=True,
+                                "--big", "20000", "--files", "obs=3"], capture_output=True,
+                               text=True,
                                timeout=60, env=client_env(kind))
             with open(base + ".out", "rb") as f:
                 recs = [x for x in LogReader(f).records() if x.kind == "observation"]
@@ -974,6 +997,99 @@ def test_foreign_fifos(bins):
         check("mlbc_gym checks a FIFO on its descriptor after opening", ok, msg)
 
 
+def test_planted_files(bins):
+    """What is not a FIFO is refused unless regular files are asked for (--files), and then
+    only this user's, mode 0600, with one link: advice from a planted file is never
+    believed, and BASE.out is never followed through a link or truncated when it could be
+    someone's file."""
+    precious = b"someone's data\n"
+    root = os.geteuid() == 0
+
+    def refused(what, base, args, want, victim=None):
+        p = subprocess.run([bins[("pipe_client", "plain")], base, "--timeout", "1000"] + args +
+                           ["obs=3"], capture_output=True, text=True, timeout=30)
+        kept = victim is None or contents(victim) == precious
+        check("C runner refuses %s" % what,
+              p.returncode == 2 and "open-error" in p.stdout and want in p.stdout and kept,
+              "status %s, victim kept: %s: %s" % (p.returncode, kept,
+                                                  (p.stdout + p.stderr).strip()[:300]))
+
+    with tempfile.TemporaryDirectory() as tmp:
+        base = channel_files(tmp)
+        os.chmod(base + ".in", 0o644)
+        if root:
+            os.chown(base + ".in", NOBODY, NOBODY)
+        refused("a regular file planted at BASE.in (FIFOs only, by default)", base, [],
+                "it is a regular file, not a FIFO")
+    for what, mode, owner, want in [("of mode 0644", 0o644, None, "mode 0644"),
+                                    ("of uid %d" % NOBODY, 0o600, NOBODY,
+                                     "belongs to uid %d" % NOBODY)][:2 if root else 1]:
+        with tempfile.TemporaryDirectory() as tmp:
+            base = channel_files(tmp)
+            os.chmod(base + ".in", mode)
+            if owner is not None:
+                os.chown(base + ".in", owner, owner)
+            refused("with --files a BASE.in %s" % what, base, ["--files"], want)
+    for what, plant, want in [("a symbolic link", os.symlink, "it is a symbolic link"),
+                              ("a hard link", os.link, "has 2 links")]:
+        with tempfile.TemporaryDirectory() as tmp:
+            base = channel_files(tmp)
+            victim = os.path.join(tmp, "victim")
+            private_file(victim, precious)
+            os.unlink(base + ".out")
+            plant(victim, base + ".out")
+            refused("with --files %s at BASE.out, the file it names untouched" % what, base,
+                    ["--files"], want, victim)
+
+
+def serve_run(build_dir, base, env, *extra):
+    """mlbc-serve for the tiny selector model (compiled into a cache in env) on channel base:
+    a Popen."""
+    model = os.path.join(ROOT, "tests", "runtime", "selector.onnxtxt")
+    return subprocess.Popen([os.path.join(build_dir, "mlbc-serve"), "--model", model,
+                             "--channel", base] + list(extra), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_hosts_keep_files(build_dir):
+    """mlbc-serve and mlbc_gym refuse a file at a FIFO's path and leave it as it is; at exit
+    mlbc-serve removes only the FIFOs it made, and only while they are still there."""
+    precious = b"someone's data\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, MLBC_CACHE_DIR=os.path.join(tmp, "cache"))
+        for end in (".out", ".in"):
+            base = os.path.join(tmp, "ch" + end[1:])
+            private_file(base + end, precious)
+            p = serve_run(build_dir, base, env, "--", "true")
+            _, err = p.communicate(timeout=120)
+            other = base + (".in" if end == ".out" else ".out")
+            check("mlbc-serve refuses a regular file at BASE%s and keeps it" % end,
+                  p.returncode == 1 and "is not a FIFO" in err and
+                  contents(base + end) == precious and not os.path.exists(other),
+                  "status %s: %s" % (p.returncode, err.strip()[:300]))
+        base = os.path.join(tmp, "swap")
+        p = serve_run(build_dir, base, env, "--timeout", "3000")
+        t0 = time.monotonic()
+        while not os.path.exists(base + ".out") and time.monotonic() - t0 < 60:
+            time.sleep(0.01)
+        os.unlink(base + ".out")                # someone's file where our FIFO was
+        private_file(base + ".out", precious)
+        _, err = p.communicate(timeout=120)
+        check("mlbc-serve at exit removes its FIFO BASE.in, not a file put at BASE.out since",
+              p.returncode == 1 and not os.path.exists(base + ".in") and
+              contents(base + ".out") == precious,
+              "status %s, %s: %s" % (p.returncode, os.listdir(tmp), err.strip()[:300]))
+        path = os.path.join(tmp, "gym.out")
+        private_file(path, precious)
+        try:
+            mlbc_gym.make_fifo(path)
+            ok, msg = False, "accepted"
+        except mlbc_gym.HostError as e:
+            ok, msg = "is a regular file" in str(e) and "left as it is" in str(e), str(e)
+        check("mlbc_gym refuses a regular file at a FIFO's path and keeps it",
+              ok and contents(path) == precious, msg)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -989,6 +1105,8 @@ def main():
         test_lent_observations(bins)
         test_bad_hosts(bins)
         test_foreign_fifos(bins)
+        test_planted_files(bins)
+        test_hosts_keep_files(build_dir)
         test_stream_lying_length()
         test_host_robustness()
         test_host_fuzz()

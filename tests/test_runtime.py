@@ -6,7 +6,9 @@ selector.onnxtxt), once plain and once with the runtime sources under ASan+UBSan
   index and by label, JSON, logger and reader) in both builds;
 * the release runner against the generated code and PyTorch's reference decisions
   (models/ref/inliner.npz), plus random feature vectors, also through the ONNX runner;
-* processes racing to compile one model into an empty ONNX cache;
+* processes racing to compile one model into an empty ONNX cache; shared objects planted in
+  the cache (another user's folder or entry, group- or other-writable entries, links) never
+  loaded; a model path that mlbc could read as SELECTOR=PATH compiled as named;
 * the logger against an independent Python writer of LLVM's format and, when clang++-19 and
   libLLVM-19 are there, against LLVM's own llvm::Logger, byte for byte;
 * the reader on logs and streams written here (adjacent contexts, observations without
@@ -20,6 +22,7 @@ import json
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 
@@ -190,6 +193,113 @@ def check_race(exe, work, env, nproc=4):
            "entry left" % (nproc, compiled),
            "%s; cache holds %s; %s" % (lines, names,
                                        [text(e)[-300:] for (_, e), _ in outs if e]))
+
+
+# ---- the ONNX cache trusts only this user's bytes ------------------------------------------
+
+NOBODY = 65534
+EVIL_C = r"""
+#include <stdio.h>
+__attribute__((constructor)) static void planted(void)
+{
+    FILE *f = fopen(MARKER, "w");
+    if (f)
+        fclose(f);
+}
+"""
+
+
+def race_once(exe, model, cache, env, cwd=None, umask=None):
+    """One `test_runtime race MODEL CACHE`: (exit status, stdout, stderr)."""
+    r = subprocess.run([exe, "race", model, cache], capture_output=True, env=env, cwd=cwd,
+                       timeout=120, preexec_fn=(lambda: os.umask(umask)) if umask else None)
+    return r.returncode, text(r.stdout).strip(), text(r.stderr).strip()
+
+
+def check_cache_trust(exe, work, env):
+    """Entry names are predictable (MD5 of the model, mlbc's version, the options): a shared
+    object planted under one by another user, or reached through a link, must never be
+    loaded; it is refused with the path and what was found. The normal path still works."""
+    root = os.path.join(work, "onnx-trust")
+    shutil.rmtree(root, ignore_errors=True)
+    os.makedirs(root)
+    model = os.path.join(work, "selector.onnxtxt")
+    rc, out, err = race_once(exe, model, os.path.join(root, "learn"), env, umask=0o002)
+    entries = os.listdir(os.path.join(root, "learn"))
+    mode = stat.S_IMODE(os.stat(os.path.join(root, "learn", entries[0])).st_mode) \
+        if entries else 0
+    again = race_once(exe, model, os.path.join(root, "learn"), env)
+    if not result(rc == 0 and out == "compiled 1" and len(entries) == 1,
+                  "ONNX cache: compiled under umask 002", "%s %s %s" % (rc, err, entries)):
+        return
+    result(mode == 0o600 and again[:2] == (0, "cached 1"), "ONNX cache: the entry is "
+           "published mode 0600 whatever the umask, and found again", "%04o %s" % (mode, again))
+    entry, marker = entries[0], os.path.join(root, "planted-code-ran")
+    evil = os.path.join(root, "evil.so")
+    with open(evil + ".c", "w") as f:
+        f.write(EVIL_C)
+    r = run(["cc", "-shared", "-fPIC", "-DMARKER=\"%s\"" % marker, "-o", evil, evil + ".c"])
+    if not result(r.returncode == 0, "cc evil.so", text(r.stderr)):
+        return
+
+    def plant(case, folder_mode=0o700, folder_owner=None, entry_mode=0o644, entry_owner=None,
+              link_entry=False):
+        cache = os.path.join(root, case)
+        os.makedirs(cache)
+        if link_entry:
+            os.symlink(evil, os.path.join(cache, entry))
+        else:
+            shutil.copy(evil, os.path.join(cache, entry))
+            os.chmod(os.path.join(cache, entry), entry_mode)
+            if entry_owner is not None:
+                os.chown(os.path.join(cache, entry), entry_owner, entry_owner)
+        os.chmod(cache, folder_mode)
+        if folder_owner is not None:
+            os.chown(cache, folder_owner, folder_owner)
+        return cache
+
+    cases = [("a link as the entry", plant("link-entry", link_entry=True),
+              "it is a symbolic link"),
+             ("an entry of mode 0620", plant("mode-0620", entry_mode=0o620), "mode 0620"),
+             ("an entry of mode 0666", plant("mode-0666", entry_mode=0o666), "mode 0666")]
+    real = plant("real-folder", entry_mode=0o600)
+    os.symlink(real, os.path.join(root, "link-folder"))
+    cases.append(("a link as the cache folder", os.path.join(root, "link-folder"),
+                  "it is a symbolic link"))
+    if os.geteuid() == 0:
+        cases += [("a 0777 cache folder of uid %d" % NOBODY,
+                   plant("shared", 0o777, NOBODY, 0o755, NOBODY), "belongs to uid %d" % NOBODY),
+                  ("our folder, an entry of uid %d" % NOBODY,
+                   plant("foreign-entry", entry_owner=NOBODY), "belongs to uid %d" % NOBODY)]
+    else:
+        skip("ONNX cache: planted by another user", "needs root to chown")
+    for what, cache, want in cases:
+        rc, out, err = race_once(exe, model, cache, env)
+        ran = os.path.exists(marker)
+        if ran:
+            os.unlink(marker)
+        result(rc != 0 and not ran and want in err and "refusing %s" % cache in err,
+               "ONNX cache: %s is refused, nothing loaded from it" % what,
+               "status %d, planted code ran: %s; %s %s" % (rc, ran, out, err))
+
+
+def check_model_named(exe, work, env):
+    """A model at "x=y.onnxtxt" beside another "y.onnxtxt": mlbc reads SELECTOR=PATH, so the
+    runner must still compile the file it hashed, the one named."""
+    folder = os.path.join(work, "onnx-eq")
+    shutil.rmtree(folder, ignore_errors=True)
+    os.makedirs(folder)
+    with open(os.path.join(work, "selector.onnxtxt")) as f:
+        src = f.read()
+    with open(os.path.join(folder, "x=y.onnxtxt"), "w") as f:
+        f.write(src)
+    with open(os.path.join(folder, "y.onnxtxt"), "w") as f:      # decides 0, not 1
+        f.write(src.replace("{0.5}", "{2.0}"))
+    rc, out, err = race_once(exe, "x=y.onnxtxt", "cache", env, cwd=folder)
+    rc2, out2, err2 = race_once(exe, "y.onnxtxt", "cache", env, cwd=folder)
+    result(rc == 0 and out == "compiled 1" and rc2 == 0 and out2 == "compiled 0",
+           "ONNX runner: the model 'x=y.onnxtxt' is the one compiled, not 'y.onnxtxt'",
+           "%d %r %s / %d %r %s" % (rc, out, err, rc2, out2, err2))
 
 
 # ---- LLVM's training-log format, written independently in Python ------------------------
@@ -487,6 +597,8 @@ def main():
         c_checks(exes["asan"], so, onnx_env(build_dir, work, SAN_ENV), "ASan+UBSan")
         check_decisions(exes["plain"], work, env)
         check_race(exes["plain"], work, env)
+        check_cache_trust(exes["plain"], work, env)
+        check_model_named(exes["plain"], work, env)
         llvm_logger = build_llvm_logger(work)
         if not llvm_logger:
             skip("logger = llvm::Logger", "clang++-19 or libLLVM-19 not available")

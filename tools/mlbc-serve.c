@@ -67,11 +67,15 @@ static const char usage_text[] =
     "                       until COMMAND exits or a signal\n"
     "  --advice NAME        --listen: the model's result to answer with (default: its first)\n"
     "  --token TOKEN        gRPC: a shared secret the client sends and the server requires\n"
+    "                       (visible in ps: prefer --token-file or $MLBC_GRPC_TOKEN, read when\n"
+    "                       neither option is given)\n"
+    "  --token-file PATH    gRPC: the token in a file only you may read or write (chmod 600)\n"
     "  --tls-cert PEM, --tls-key PEM\n"
     "                       gRPC: this side's certificate and key (a server needs both)\n"
     "  --tls-ca PEM         gRPC: the CA that signs the peer (a client speaks TLS with it; a\n"
     "                       server then requires client certificates)\n"
     "  --allow-remote       gRPC: accept an address other than loopback\n"
+    "  --insecure           gRPC: let the token cross such an address without TLS (in clear)\n"
     "  --symbol NAME        its descriptor symbol (default: file name without extension + _desc)\n"
     "  --channel BASE       channel base name, as given to the compiler\n"
     "  --log FILE           write a training log: the features, then the decision (named as\n"
@@ -90,6 +94,13 @@ static const char usage_text[] =
 
 static volatile sig_atomic_t g_signal;      /* SIGINT/SIGTERM/SIGHUP received */
 
+/* A FIFO this program made: removed at exit only if its path still names that FIFO. */
+typedef struct made_fifo {
+    const char *path;               /* NULL: not made */
+    dev_t dev;
+    ino_t ino;
+} made_fifo;
+
 typedef struct server {
     const char *model_path, *symbol, *channel, *log_path;
     const char *remote, *listen, *advice_name;  /* gRPC: --remote, --listen, --advice */
@@ -101,7 +112,7 @@ typedef struct server {
     char **command;                 /* NULL: no command */
 
     char in_path[PATH_MAX], out_path[PATH_MAX];
-    int fifos_made;
+    made_fifo fifo_in, fifo_out;    /* what make_fifos created, for cleanup */
     pid_t child;                    /* 0: none or reaped */
     int child_status;               /* valid once reaped */
     int child_reaped;
@@ -277,7 +288,7 @@ static int open_inbound(server *s)
     int64_t deadline = now_ms() + s->timeout_ms;
     int pause = 1;
     for (;;) {
-        int fd = open(s->in_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        int fd = open(s->in_path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
             char err[512];
             if (mlbc_fifo_private(fd, s->in_path, err, sizeof err)) {
@@ -619,22 +630,38 @@ static int serve_session(server *s)
 
 static server g;
 
-static void cleanup(void)
+/* Removes m's FIFO if this program made it and it is still there: a file put at the path
+ * since (by anyone) is not ours to delete. */
+static void remove_fifo(made_fifo *m)
 {
-    if (g.fifos_made) {
-        unlink(g.in_path);
-        unlink(g.out_path);
-        g.fifos_made = 0;
-    }
+    struct stat st;
+    if (m->path && lstat(m->path, &st) == 0 && S_ISFIFO(st.st_mode) && st.st_dev == m->dev
+        && st.st_ino == m->ino)
+        unlink(m->path);
+    m->path = NULL;
 }
 
-static int make_fifo(const char *path)
+static void cleanup(void)
+{
+    remove_fifo(&g.fifo_in);
+    remove_fifo(&g.fifo_out);
+}
+
+/* mkfifo path, mode 0600, remembered in m. An old FIFO of this user's (a run that was
+ * killed) is replaced; anything else is refused and left alone: a regular file may be
+ * someone's data, another user's FIFO is theirs. */
+static int make_fifo(made_fifo *m, const char *path)
 {
     struct stat st;
     if (lstat(path, &st) == 0) {
         if (!S_ISFIFO(st.st_mode)) {
             error("%s exists and is not a FIFO (a compiler that found no FIFO writes a regular "
-                  "file there); remove it first", path);
+                  "file there); it is left as it is: remove it first if it is stale", path);
+            return -1;
+        }
+        if (st.st_uid != geteuid()) {
+            error("%s is a FIFO of uid %u, not this user's (%u); it is left as it is: use "
+                  "another --channel", path, (unsigned)st.st_uid, (unsigned)geteuid());
             return -1;
         }
         if (unlink(path) < 0) {
@@ -642,10 +669,11 @@ static int make_fifo(const char *path)
             return -1;
         }
     }
-    if (mkfifo(path, 0600) < 0) {
+    if (mkfifo(path, 0600) < 0 || lstat(path, &st) < 0) {
         error("cannot create the FIFO %s: %s", path, strerror(errno));
         return -1;
     }
+    *m = (made_fifo){path, st.st_dev, st.st_ino};
     return 0;
 }
 
@@ -689,10 +717,12 @@ static void parse_options(server *s, int argc, char **argv)
         else if (!strcmp(a, "--listen")) s->listen = need(argc, argv, &i);
         else if (!strcmp(a, "--advice")) s->advice_name = need(argc, argv, &i);
         else if (!strcmp(a, "--token")) s->gopt.token = need(argc, argv, &i);
+        else if (!strcmp(a, "--token-file")) s->gopt.token_file = need(argc, argv, &i);
         else if (!strcmp(a, "--tls-cert")) s->gopt.tls_cert = need(argc, argv, &i);
         else if (!strcmp(a, "--tls-key")) s->gopt.tls_key = need(argc, argv, &i);
         else if (!strcmp(a, "--tls-ca")) s->gopt.tls_ca = need(argc, argv, &i);
         else if (!strcmp(a, "--allow-remote")) s->gopt.allow_remote = 1;
+        else if (!strcmp(a, "--insecure")) s->gopt.allow_insecure = 1;
         else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) s->verbose = 1;
         else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(usage_text, stdout);
@@ -703,9 +733,18 @@ static void parse_options(server *s, int argc, char **argv)
     if (s->listen && (s->remote || s->channel || s->log_path))
         usage_error("--listen serves --model over gRPC: no --remote, --channel or --log");
     if (s->advice_name && !s->listen) usage_error("--advice is for --listen");
+    if (s->gopt.token && s->gopt.token_file) usage_error("give --token or --token-file");
+    if (!s->gopt.token && !s->gopt.token_file && getenv("MLBC_GRPC_TOKEN") &&
+        *getenv("MLBC_GRPC_TOKEN"))
+        s->gopt.token = getenv("MLBC_GRPC_TOKEN");
     if (s->listen) return;
     if (!s->channel) usage_error("--channel is required");
     s->gopt.timeout_ms = s->timeout_ms;
+    char err[512];
+    if (s->remote && mlbc_grpc_check(s->remote, &s->gopt, err, sizeof err)) {
+        error("%s", err);           /* now, not when the compiler's first session comes */
+        exit(1);
+    }
     if (snprintf(s->in_path, sizeof s->in_path, "%s.in", s->channel) >= (int)sizeof s->in_path ||
         snprintf(s->out_path, sizeof s->out_path, "%s.out", s->channel) >= (int)sizeof s->out_path)
         usage_error("--channel: name too long");
@@ -722,13 +761,12 @@ static void catch_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-/* Creates BASE.in and BASE.out; cleanup removes them at exit. */
+/* Creates BASE.in and BASE.out; cleanup removes what was made at exit. */
 static int make_fifos(server *s)
 {
     atexit(cleanup);
-    if (make_fifo(s->in_path) < 0) return -1;
-    s->fifos_made = 1;
-    return make_fifo(s->out_path);
+    if (make_fifo(&s->fifo_in, s->in_path) < 0) return -1;
+    return make_fifo(&s->fifo_out, s->out_path);
 }
 
 /* The compiler has opened BASE.in (s->fd_in) and now opens BASE.out (s->fd_out, opened
@@ -764,7 +802,7 @@ static int next_session(server *s)
         return w == WAIT_SIGNAL ? SESSION_END : SESSION_FATAL;
     }
     /* A non-blocking open for reading always succeeds, whether the writer is there or not. */
-    s->fd_out = open(s->out_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    s->fd_out = open(s->out_path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     char err[512];
     if (s->fd_out < 0 || mlbc_fifo_private(s->fd_out, s->out_path, err, sizeof err)) {
         if (s->fd_out < 0)
@@ -798,7 +836,7 @@ static int serve_sessions(server *s)
  * header (rather than close the channel at once)? */
 static int unserved_session(server *s, int fd)
 {
-    int fo = open(s->out_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    int fo = open(s->out_path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
     short ev = 0;
     int w = fo < 0 ? WAIT_ERROR : wait_readable(s, fo, now_ms() + s->timeout_ms, 1, &ev);
     close(fd);
@@ -819,7 +857,7 @@ static int end_command(server *s, int failed)
     while (s->child && !child_exited(s)) {
         /* The command goes on without us. If it opens the channel once more (a session
          * beyond --sessions), nobody would answer: stop it rather than let it hang. */
-        int fd = open(s->in_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+        int fd = open(s->in_path, O_WRONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
             if (!unserved_session(s, fd)) continue;
             error("the command started session %ld but --sessions is %ld; stopping it",
@@ -875,6 +913,10 @@ static int serve_grpc(server *s)
         return 1;
     }
     note("listening on %s, port %d", s->listen, mlbc_grpc_model_server_port(m));
+    if (!s->gopt.token && !s->gopt.token_file && strncmp(s->listen, "unix:", 5))
+        fprintf(stderr, PROG ": warning: no token: every user of this machine can connect "
+                "to %s (give --token-file or $MLBC_GRPC_TOKEN, or listen on unix:PATH)\n",
+                s->listen);
     fflush(stderr);
     if (s->command && start_command(s) < 0) {
         mlbc_grpc_model_server_free(m);

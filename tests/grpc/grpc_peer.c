@@ -1,13 +1,15 @@
 /* grpc_peer.c - a compiler stand-in for tests/test_grpc.py: a gRPC runner in either role
  * making N decisions over three features (a: int64[1], b: float[2,3], c: uint8[4]; advice
- * int64[1]), two per context "fK".
+ * int64[1], or int64 of --advice-shape D,D,...), two per context "fK".
  *
  *   grpc_peer client|server ADDRESS [--n N] [--timeout MS] [--retries N] [--backoff MS]
- *             [--token T] [--cert PEM --key PEM] [--ca PEM] [--remote] [--pause MS]
+ *             [--token T | --token-file PATH] [--cert PEM --key PEM] [--ca PEM] [--remote]
+ *             [--insecure] [--pause MS] [--advice-shape D,D,...]
  *
- * Prints "port P" (server role, once listening), then per decision "advice K V MS" or
- * "null K MS ERROR" (MS: how long evaluate took), then "done"; --pause: MS between two
- * decisions. Exit status 0 unless the runner could not be made (2). */
+ * Prints "port P" (server role, once listening), then per decision "advice K V MS" (V: the
+ * advice's first element) or "null K MS ERROR" (MS: how long evaluate took), then "done";
+ * --pause: MS between two decisions. Exit status 0 unless the runner could not be made
+ * (2). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,20 @@ static double now_ms(void)
 }
 
 static int pause_ms;
+static int64_t advice_shape[MLBC_SPEC_MAX_RANK] = {1};
+static int advice_rank = 1;
+
+/* "2,3" into advice_shape; 0, or -1 if it is not such a list. */
+static int parse_shape(const char *v)
+{
+    advice_rank = 0;
+    for (char *end; *v && advice_rank < MLBC_SPEC_MAX_RANK; v = *end ? end + 1 : end) {
+        advice_shape[advice_rank++] = strtoll(v, &end, 10);
+        if (end == v || (*end && *end != ','))
+            return -1;
+    }
+    return *v ? -1 : 0;
+}
 
 /* Parses the options after ROLE ADDRESS into o; returns the decision count, -1 if bad. */
 static int parse(int argc, char **argv, mlbc_grpc_options *o)
@@ -34,6 +50,10 @@ static int parse(int argc, char **argv, mlbc_grpc_options *o)
             o->allow_remote = 1;
             continue;
         }
+        if (!strcmp(a, "--insecure")) {
+            o->allow_insecure = 1;
+            continue;
+        }
         if (!v)
             return -1;
         i++;
@@ -42,6 +62,10 @@ static int parse(int argc, char **argv, mlbc_grpc_options *o)
         else if (!strcmp(a, "--retries")) o->retries = atoi(v);
         else if (!strcmp(a, "--backoff")) o->backoff_ms = atoi(v);
         else if (!strcmp(a, "--token")) o->token = v;
+        else if (!strcmp(a, "--token-file")) o->token_file = v;
+        else if (!strcmp(a, "--advice-shape")) {
+            if (parse_shape(v)) return -1;
+        }
         else if (!strcmp(a, "--cert")) o->tls_cert = v;
         else if (!strcmp(a, "--key")) o->tls_key = v;
         else if (!strcmp(a, "--ca")) o->tls_ca = v;
@@ -75,7 +99,7 @@ int main(int argc, char **argv)
     mlbc_tensor_spec feats[] = {mlbc_spec("a", MLBC_INT64, 1, one),
                                 mlbc_spec("b", MLBC_FLOAT, 2, b_shape),
                                 mlbc_spec("c", MLBC_UINT8, 1, c_shape)};
-    mlbc_tensor_spec advice = mlbc_spec("advice", MLBC_INT64, 1, one);
+    mlbc_tensor_spec advice = mlbc_spec("advice", MLBC_INT64, advice_rank, advice_shape);
     char err[256];
     mlbc_runner *r = mlbc_runner_grpc(argv[2], feats, 3, &advice, &o, err, sizeof err);
     if (!r) {

@@ -1,7 +1,8 @@
 /* pipe_client - a compiler stand-in for tests/test_pipe.py: drives mlbc_runner_pipe.
  *
  *   pipe_client BASE [--framing llvm|bitstream|json|protobuf] [--timeout MS] [--advice TYPE[xN]]
- *               [--sessions S] [--context NAME] [--big N] [OP...]
+ *               [--sessions S] [--context NAME] [--big N] [--files] [OP...]
+ *   --files: BASE.in/BASE.out may be regular files (MLBC_PIPE_REGULAR_FILES)
  *   OP: ctx=NAME (a context record) | obs=N (N evaluations) | sleep=MS; default: obs=3
  *
  * Features: a int64[1] = k, b float[2,3] = k + 0.5*i, c int32 (rank 0) = -k,
@@ -100,7 +101,7 @@ int main(int argc, char **argv)
     }
     const char *base = argv[1];
     mlbc_pipe_options opt = {MLBC_FRAMING_LLVM, 0, NULL};
-    int advice_type = MLBC_INT64, sessions = 1, first_op = argc, nfeatures = 4;
+    int advice_type = MLBC_INT64, sessions = 1, first_op = argc, nfeatures = 4, files = 0;
     int64_t big = 0;
     int64_t advice_n = 1;
     for (int i = 2; i < argc; i++) {
@@ -124,11 +125,14 @@ int main(int argc, char **argv)
             nfeatures = big > 0 ? 5 : 4;
         } else if (!strcmp(argv[i], "--context") && i + 1 < argc) {
             opt.context = argv[++i];
+        } else if (!strcmp(argv[i], "--files")) {
+            files = MLBC_PIPE_REGULAR_FILES;
         } else {
             first_op = i;
             break;
         }
     }
+    opt.framing |= files;
     int64_t one[1] = {1}, b_shape[2] = {2, 3}, d_shape[1] = {4}, adv_shape[1] = {advice_n};
     int64_t e_shape[1] = {big};
     mlbc_tensor_spec features[5] = {

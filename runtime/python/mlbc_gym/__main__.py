@@ -2,6 +2,7 @@
    python3 -m mlbc_gym serve-grpc ADDRESS [options] [-- COMMAND...]  |  ... drive ADDRESS"""
 import argparse
 import importlib
+import os
 import subprocess
 import sys
 import time
@@ -38,7 +39,12 @@ def main(argv=None):
         p.add_argument("--policy", help="MODULE:FUNCTION or FILE.py:FUNCTION")
         p.add_argument("--constant", default="0", help="answer this value (default 0)")
         p.add_argument("--advice", default="int64_t", help="advice type")
-        p.add_argument("--token", help="shared secret (authorization metadata)")
+        p.add_argument("--token", help="shared secret (authorization metadata); visible in "
+                       "ps: prefer --token-file or $MLBC_GRPC_TOKEN")
+        p.add_argument("--token-file", help="the shared secret in a file only you may read "
+                       "or write (chmod 600)")
+        p.add_argument("--insecure", action="store_true",
+                       help="allow a token without TLS on a non-loopback address")
         p.add_argument("--tls-cert", help="PEM: this side's certificate")
         p.add_argument("--tls-key", help="PEM: its private key")
         p.add_argument("--tls-ca", help="PEM: the CA of the peer's certificate")
@@ -80,13 +86,27 @@ def main(argv=None):
 
 def _grpc(args, cmd):
     from . import rpc
-    opts = dict(advice=args.advice, token=args.token, tls_cert=args.tls_cert,
-                tls_key=args.tls_key, tls_ca=args.tls_ca, allow_remote=args.remote)
-    if args.cmd == "drive":
-        n = rpc.drive(args.address, _policy(args), timeout=args.timeout, **opts)
-        print("mlbc_gym: %d observations answered" % n, file=sys.stderr)
-        return 0
-    with rpc.serve_model(_policy(args), args.address, **opts) as server:
+    token = args.token
+    if token is None and args.token_file is None:
+        token = os.environ.get("MLBC_GRPC_TOKEN") or None
+    opts = dict(advice=args.advice, token=token, token_file=args.token_file,
+                tls_cert=args.tls_cert, tls_key=args.tls_key, tls_ca=args.tls_ca,
+                allow_remote=args.remote, allow_insecure=args.insecure)
+    if args.cmd == "serve-grpc" and token is None and args.token_file is None and \
+            not args.address.startswith("unix:"):
+        print("mlbc_gym: warning: no token: every user of this machine can connect to %s "
+              "(give --token-file or $MLBC_GRPC_TOKEN, or serve on unix:PATH)" % args.address,
+              file=sys.stderr)
+    try:
+        if args.cmd == "drive":
+            n = rpc.drive(args.address, _policy(args), timeout=args.timeout, **opts)
+            print("mlbc_gym: %d observations answered" % n, file=sys.stderr)
+            return 0
+        server = rpc.serve_model(_policy(args), args.address, **opts)
+    except (rpc.HostError, ValueError) as e:
+        print("mlbc_gym: %s" % e, file=sys.stderr)
+        return 2 if args.cmd == "serve-grpc" else 1
+    with server:
         print("mlbc_gym: serving on port %d" % server.port, file=sys.stderr, flush=True)
         try:
             if cmd:
@@ -97,7 +117,6 @@ def _grpc(args, cmd):
             return 0
         finally:
             print("mlbc_gym: %d observations answered" % server.calls, file=sys.stderr)
-
 
 if __name__ == "__main__":
     sys.exit(main())

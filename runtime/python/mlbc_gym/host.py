@@ -242,13 +242,14 @@ def _advice_encoder(spec):
 
 
 def check_private(fd, path):
-    """A FIFO must belong to this user and be closed to others (mode 0600): one planted in a
-    shared folder by someone else could read the compiler's features or answer for us. Checked
-    on the descriptor, after opening, so that the path cannot be swapped in between (fd may
-    also be an os.stat_result, for a check before opening)."""
+    """A channel end must be a FIFO that belongs to this user and is closed to others (mode
+    0600): one planted in a shared folder by someone else (or a file put there) could read the
+    compiler's features or answer for us. Checked on the descriptor, after opening, so that
+    the path cannot be swapped in between (fd may also be an os.stat_result, for a check
+    before opening)."""
     st = fd if isinstance(fd, os.stat_result) else os.fstat(fd)
     if not stat.S_ISFIFO(st.st_mode):
-        return
+        raise HostError("refusing %s: it is not a FIFO" % path)
     if st.st_uid != os.geteuid():
         raise HostError("refusing %s: the FIFO belongs to uid %d, not to this user (%d)" % (
             path, st.st_uid, os.geteuid()))
@@ -259,8 +260,9 @@ def check_private(fd, path):
 
 def make_fifo(path):
     """mkfifo path (mode 0600); an existing FIFO is kept if it is this user's and private,
-    refused otherwise; a stale regular file (left by a compiler that ran without the host)
-    is replaced."""
+    refused otherwise. Anything else at the path is refused and left alone: a regular file
+    there may be a stale one (clang writes BASE.out as a file when it finds no FIFO), or
+    someone's data; only its owner can tell."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
@@ -269,9 +271,11 @@ def make_fifo(path):
         check_private(st, path)
         return
     if st is not None:
-        if not stat.S_ISREG(st.st_mode):
-            raise HostError("%s exists and is neither a FIFO nor a regular file" % path)
-        os.unlink(path)
+        kind = "a regular file" if stat.S_ISREG(st.st_mode) else \
+            "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a FIFO"
+        raise HostError("%s exists and is %s; it is left as it is: remove it first if it is "
+                        "stale (a compiler that found no FIFO writes a regular file there)" % (
+                            path, kind))
     os.mkfifo(path, 0o600)
 
 
@@ -329,7 +333,8 @@ class Channel:
         while True:
             gone = stop()             # sample before trying: a last attempt after exit
             try:
-                fd_in = os.open(self.in_path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                fd_in = os.open(self.in_path, os.O_WRONLY | os.O_NONBLOCK | os.O_NOFOLLOW |
+                                os.O_CLOEXEC)
                 try:
                     check_private(fd_in, self.in_path)
                 except HostError:
@@ -345,7 +350,8 @@ class Channel:
                 return None
             time.sleep(delay)
             delay = min(delay * 2, 0.01)
-        fd_out = os.open(self.out_path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd_out = os.open(self.out_path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW |
+                         os.O_CLOEXEC)
         try:
             check_private(fd_out, self.out_path)
         except HostError:

@@ -10,8 +10,11 @@ install puts both there). Standard library only (ctypes); numpy if asked for.
 """
 import atexit
 import ctypes
+import ipaddress
 import os
+import stat
 import threading
+from collections import OrderedDict
 
 from .host import HostError, _advice_encoder
 from .specs import ONNX_CODES, ONNX_TYPES, TYPES, TensorSpec, _np, spec as _spec
@@ -35,10 +38,12 @@ class _Options(ctypes.Structure):
                 ("backoff_ms", ctypes.c_int), ("allow_remote", ctypes.c_int),
                 ("context", ctypes.c_char_p), ("token", ctypes.c_char_p),
                 ("tls_cert", ctypes.c_char_p), ("tls_key", ctypes.c_char_p),
-                ("tls_ca", ctypes.c_char_p)]
+                ("tls_ca", ctypes.c_char_p), ("token_file", ctypes.c_char_p),
+                ("allow_insecure", ctypes.c_int), ("max_message", ctypes.c_long)]
 
 
 _SPEC_BYTES = ctypes.sizeof(_Spec)
+MAX_LAYOUTS = 64        # feature sets kept decoded (clients choose them: least recent dropped)
 _POLICY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(_Decision),
                            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
 _lib = None
@@ -108,6 +113,72 @@ def load():
         return _lib
 
 
+# ---- access checks, rpc.py's too (standard library only, as this module) ------------------
+
+MAX_TOKEN = 4096
+
+
+def is_loopback(address):
+    """127.0.0.0/8, [::1], localhost or a unix: socket."""
+    if address.startswith("unix:"):
+        return True
+    host = address[1:address.find("]")] if address.startswith("[") else \
+        address.rpartition(":")[0]
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_address(address, allow_remote=False, token=None, tls=False, allow_insecure=False):
+    """Refuses a non-loopback address unless allow_remote: a training channel carries a
+    compiler's internals and steers its decisions, so exposing it is never a default; and a
+    token on one without TLS (in clear text on the network) unless allow_insecure."""
+    if is_loopback(address):
+        return
+    if not allow_remote:
+        raise HostError("%s is not a loopback address (127.0.0.0/8, [::1], localhost, "
+                        "unix:PATH); pass allow_remote=True to use another one" % address)
+    if token and not tls and not allow_insecure:
+        raise HostError("%s is not a loopback address and there is no TLS: the token would "
+                        "cross the network in clear text; give TLS (tls_cert/tls_key, "
+                        "tls_ca) or pass allow_insecure=True" % address)
+
+
+def check_token(token, where=""):
+    """A token travels as metadata: one line of printable ASCII (gRPC refuses other bytes)."""
+    if not (0 < len(token) <= MAX_TOKEN and all(" " <= c <= "~" for c in token)):
+        raise HostError("the token%s must be 1 to %d characters of printable ASCII"
+                        % (where, MAX_TOKEN))
+    return token
+
+
+def read_token_file(path):
+    """The token in path, a regular file of this user that group and others can neither read
+    nor write (as ssh keys: a secret there stays out of `ps`); its line end dropped."""
+    try:
+        with open(path, "rb") as f:
+            st = os.fstat(f.fileno())
+            raw = f.read(MAX_TOKEN + 2) if stat.S_ISREG(st.st_mode) else b""
+    except OSError as e:
+        raise HostError("cannot read token_file %s: %s" % (path, e.strerror))
+    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o77:
+        raise HostError("token_file %s must be a regular file of this user that group and "
+                        "others can neither read nor write (chmod 600 %s)" % (path, path))
+    raw = raw[:-1] if raw.endswith(b"\n") else raw
+    raw = raw[:-1] if raw.endswith(b"\r") else raw
+    return check_token(raw.decode("latin-1"), " in " + path)
+
+
+def resolve_token(token=None, token_file=None):
+    """The token of token= or token_file= (one of them), checked; None if neither."""
+    if token is not None and token_file is not None:
+        raise ValueError("give token or token_file, not both")
+    if token_file is not None:
+        return read_token_file(token_file)
+    return check_token(token) if token is not None else None
+
+
 def _c_spec(s):
     c = _Spec()
     name = s.name.encode()
@@ -126,13 +197,16 @@ def _path(p):
 
 class NativeModelServer:
     """rpc.ModelServer on the C++ server: answers Evaluate and EvaluateStream with
-    policy(features, context, index), one decision at a time. .port, .calls, .streams,
-    .exception (what the policy raised last; that call failed with INTERNAL), stop() or a
-    with block, as ModelServer."""
+    policy(features, context, index), one decision at a time. Options, .port, .calls,
+    .streams, .exception (what the policy raised last; that call failed with INTERNAL),
+    stop() or a with block, as ModelServer. The C++ server checks the token before it reads
+    a call; the feature sets' decoders are kept for MAX_LAYOUTS sets at most."""
 
     def __init__(self, policy, address="127.0.0.1:0", advice="int64_t", numpy=False,
                  token=None, tls_cert=None, tls_key=None, tls_ca=None, allow_remote=False,
-                 lib=None):
+                 lib=None, token_file=None, allow_insecure=False, max_message=None):
+        token = resolve_token(token, token_file)
+        check_address(address, allow_remote, token, tls_cert is not None, allow_insecure)
         self._lib = lib or load()
         if self._lib is None:
             raise HostError("no libmlbc_grpc.so (run make, or set MLBC_GRPC_LIB)")
@@ -146,10 +220,11 @@ class NativeModelServer:
         self.encode = _advice_encoder(self.advice)
         self.exception = None
         self._counts = (0, 0)
-        self._layouts = {}              # the specs' bytes -> [(name, bytes, decode)]
+        self._layouts = OrderedDict()   # the specs' bytes -> [(name, bytes, decode)], LRU
         self._callback = _POLICY(self._decide)      # alive as long as the server
         opt = _Options(allow_remote=1 if allow_remote else 0, token=_path(token),
-                       tls_cert=_path(tls_cert), tls_key=_path(tls_key), tls_ca=_path(tls_ca))
+                       tls_cert=_path(tls_cert), tls_key=_path(tls_key), tls_ca=_path(tls_ca),
+                       allow_insecure=1 if allow_insecure else 0, max_message=max_message or 0)
         err = ctypes.create_string_buffer(512)
         self._server = self._lib.mlbc_grpc_serve_policy(
             address.encode(), ctypes.byref(_c_spec(self.advice)), self._callback, None,
@@ -174,6 +249,8 @@ class NativeModelServer:
             else:
                 decode = spec.decode
             layout.append((spec.name, spec.nbytes, decode))
+        if len(self._layouts) >= MAX_LAYOUTS:
+            self._layouts.popitem(last=False)
         self._layouts[key] = layout
         return layout
 
@@ -186,7 +263,11 @@ class NativeModelServer:
             _keep_thread_state()
             d = d.contents
             key = ctypes.string_at(d.specs, d.nfeatures * _SPEC_BYTES)
-            layout = self._layouts.get(key) or self._layout(d, key)
+            layout = self._layouts.get(key)
+            if layout is None:
+                layout = self._layout(d, key)
+            else:
+                self._layouts.move_to_end(key)
             data = d.data
             feats = {name: decode(ctypes.string_at(data[i], nbytes))
                      for i, (name, nbytes, decode) in enumerate(layout)}

@@ -9,13 +9,19 @@ pipe host: policy(features, context, index) -> advice.
 Needs python3-grpcio and make's mlbc_pb2.py / mlbc_pb2_grpc.py; mlbc_gym imports this
 module only when one of these names is used, so the pipe paths stay standard-library only.
 
-Security, as the C runner (mlbc_grpc.h): token= sends or requires "authorization: Bearer
-TOKEN"; tls_cert/tls_key (PEM paths) make a server speak TLS, tls_ca makes it require client
-certificates of that CA; a client with tls_ca speaks TLS and verifies the server against it,
-presenting tls_cert/tls_key if given. Addresses are loopback only unless allow_remote=True.
+Security, as the C runner (mlbc_grpc.h): token= (or token_file=, a file only this user may
+read or write) sends or requires "authorization: Bearer TOKEN", checked on a call's metadata
+before its request is read; tls_cert/tls_key (PEM paths) make a server speak TLS, tls_ca
+makes it require client certificates of that CA; a client with tls_ca speaks TLS and
+verifies the server against it, presenting tls_cert/tls_key if given. Addresses are
+loopback only unless allow_remote=True, and a token goes there without TLS only with
+allow_insecure=True. Without a token, a loopback TCP port answers every local user; a
+server's unix:PATH socket is created 0600 (only this user may connect) and never replaces
+what is at PATH. A model server reads messages of at most max_message bytes (64 MiB).
 """
 import hmac
-import ipaddress
+import os
+import tempfile
 import threading
 import time
 from concurrent import futures
@@ -23,6 +29,7 @@ from concurrent import futures
 import grpc
 
 from .host import HostError, _advice_encoder
+from .native import check_address, resolve_token
 from .specs import MAX_TENSOR_BYTES, ONNX_CODES, ProtocolError, spec_of_tensor
 from .specs import spec as _spec
 
@@ -33,22 +40,7 @@ except ImportError as e:      # pragma: no cover - a build without make's genera
                       "protoc generates them from runtime/mlbc.proto): %s" % e)
 
 MAX_MESSAGE = MAX_TENSOR_BYTES + (1 << 20)      # an observation of one largest tensor
-
-
-def check_address(address, allow_remote=False):
-    """Refuses a non-loopback address unless allow_remote: a training channel carries a
-    compiler's internals and steers its decisions, so exposing it is never a default."""
-    if allow_remote or address.startswith("unix:"):
-        return
-    host = address[1:address.find("]")] if address.startswith("[") else \
-        address.rpartition(":")[0]
-    try:
-        ok = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        ok = False
-    if not ok:
-        raise HostError("%s is not a loopback address (127.0.0.0/8, [::1], localhost, "
-                        "unix:PATH); pass allow_remote=True to use another one" % address)
+SERVER_MAX_MESSAGE = 64 << 20                   # what a model server reads by default
 
 
 def _read(path):
@@ -62,12 +54,23 @@ def _metadata(token):
     return (("authorization", "Bearer " + token),) if token else None
 
 
-def _authorized(context, token):
-    """The token, compared in constant time."""
-    if not token:
-        return True
-    got = dict(context.invocation_metadata()).get("authorization", "")
-    return hmac.compare_digest(got.encode(), ("Bearer " + token).encode())
+def _refuse(request_iterator, context):
+    context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong token")
+
+
+class _TokenCheck(grpc.ServerInterceptor):
+    """The token, compared in constant time on a call's metadata, before its request is read:
+    a refused call gets a streaming handler that never reads the request."""
+
+    def __init__(self, token):
+        self.want = ("Bearer " + token).encode()
+        self.refuse = grpc.stream_unary_rpc_method_handler(_refuse)
+
+    def intercept_service(self, continuation, details):
+        got = dict(details.invocation_metadata).get("authorization", "")
+        if hmac.compare_digest(got.encode(errors="replace"), self.want):
+            return continuation(details)
+        return self.refuse
 
 
 def features_of(obs, numpy=False):
@@ -104,26 +107,29 @@ class ModelServer(mlbc_pb2_grpc.InferenceServicer):
     serve_model's default engine is native.NativeModelServer where it is built, which
     answers streams. .port is the port listened on; .calls counts the answers; .exception
     holds an exception the policy raised (that call fails with INTERNAL, the compiler
-    falls back). stop() or a with block ends it."""
+    falls back). stop() or a with block ends it. The security and size options are the
+    module's (see above)."""
 
     def __init__(self, policy, address="127.0.0.1:0", advice="int64_t", numpy=False,
                  token=None, tls_cert=None, tls_key=None, tls_ca=None, allow_remote=False,
-                 workers=2):
-        check_address(address, allow_remote)
-        self.policy, self.numpy, self.token = policy, numpy, token
+                 workers=2, token_file=None, allow_insecure=False, max_message=None):
+        token = resolve_token(token, token_file)
+        check_address(address, allow_remote, token, tls_cert is not None, allow_insecure)
+        self.policy, self.numpy = policy, numpy
         self.make_advice = _AdviceMaker(advice)
         self.calls = self.streams = 0
         self.exception = None
         self._lock = threading.Lock()
-        self._server = grpc.server(futures.ThreadPoolExecutor(workers),
-                                   options=[("grpc.max_receive_message_length", MAX_MESSAGE)])
+        self._socket = None
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(workers),
+            interceptors=[_TokenCheck(token)] if token else None,
+            options=[("grpc.max_receive_message_length", max_message or SERVER_MAX_MESSAGE)])
         mlbc_pb2_grpc.add_InferenceServicer_to_server(self, self._server)
-        self.port = _listen(self._server, address, tls_cert, tls_key, tls_ca)
+        self.port, self._socket = _listen(self._server, address, tls_cert, tls_key, tls_ca)
         self._server.start()
 
     def Evaluate(self, request, context):
-        if not _authorized(context, self.token):    # before anything sent is looked at
-            context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong token")
         try:
             feats = features_of(request, self.numpy)
         except ProtocolError as e:
@@ -140,6 +146,9 @@ class ModelServer(mlbc_pb2_grpc.InferenceServicer):
 
     def stop(self, grace=1.0):
         self._server.stop(grace).wait(grace + 1.0)
+        if self._socket:
+            self._socket.remove()
+            self._socket = None
 
     def __enter__(self):
         return self
@@ -148,22 +157,69 @@ class ModelServer(mlbc_pb2_grpc.InferenceServicer):
         self.stop()
 
 
+class _SocketFile:
+    """A server's unix socket, which it made and removes (if it is still that file)."""
+
+    def __init__(self, path):
+        self.path, self.id = path, _file_id(path)
+
+    def remove(self):
+        if _file_id(self.path) == self.id:
+            os.unlink(self.path)
+
+
+def _file_id(path):
+    try:
+        st = os.lstat(path)
+        return st.st_dev, st.st_ino
+    except OSError:
+        return None
+
+
+def _private_port(add_port, address):
+    """add_port (which binds at once) on a unix: address, privately and replacing nothing:
+    gRPC binds with the umask's mode after removing any socket at the path, so it binds in
+    a directory of its own (0700) beside the path; the socket, made 0600 there, is then
+    linked to the path, which fails if anything is there. (port, _SocketFile)."""
+    path = address[5:]
+    path = path[2:] if path.startswith("//") else path
+    if os.path.lexists(path):
+        raise HostError("%s exists: a unix socket is made, never replaced; remove it if it "
+                        "is stale" % path)
+    d = tempfile.mkdtemp(prefix=".mlbc-grpc-", dir=os.path.dirname(path) or ".")
+    temp = os.path.join(d, "s")
+    try:
+        port = add_port("unix:" + temp)
+        if port:
+            os.chmod(temp, 0o600)
+            os.link(temp, path)
+        return port, _SocketFile(path) if port else None
+    except OSError as e:
+        raise HostError("cannot make the socket %s: %s" % (path, e.strerror))
+    finally:
+        if os.path.lexists(temp):
+            os.unlink(temp)
+        os.rmdir(d)
+
+
 def _listen(server, address, cert, key, ca):
-    """Adds the listening port (TLS with cert and key); returns the port."""
+    """Adds the listening port (TLS with cert and key); (port, the unix socket or None)."""
     if cert or key:
         if not (cert and key):
             raise ValueError("a TLS server needs tls_cert and tls_key")
         creds = grpc.ssl_server_credentials([(_read(key), _read(cert))],
                                             root_certificates=_read(ca),
                                             require_client_auth=ca is not None)
-        port = server.add_secure_port(address, creds)
+        add_port = lambda a: server.add_secure_port(a, creds)       # noqa: E731
     elif ca:
         raise ValueError("tls_ca on a server needs tls_cert and tls_key")
     else:
-        port = server.add_insecure_port(address)
+        add_port = server.add_insecure_port
+    port, sock = _private_port(add_port, address) if address.startswith("unix:") else \
+        (add_port(address), None)
     if not port:
         raise HostError("cannot listen on %s (address in use?)" % address)
-    return port
+    return port, sock
 
 
 def serve_model(policy, address="127.0.0.1:0", engine="auto", **options):
@@ -177,7 +233,6 @@ def serve_model(policy, address="127.0.0.1:0", engine="auto", **options):
         from . import native
         lib = native.load()
         if lib is not None or engine == "native":
-            check_address(address, options.get("allow_remote", False))
             options.pop("workers", None)
             return native.NativeModelServer(policy, address, lib=lib, **options)
     return ModelServer(policy, address, **options)
@@ -203,8 +258,10 @@ class Driver:
     then raises HostError."""
 
     def __init__(self, address, advice="int64_t", numpy=False, timeout=10.0, token=None,
-                 tls_cert=None, tls_key=None, tls_ca=None, allow_remote=False):
-        check_address(address, allow_remote)
+                 tls_cert=None, tls_key=None, tls_ca=None, allow_remote=False, token_file=None,
+                 allow_insecure=False):
+        token = resolve_token(token, token_file)
+        check_address(address, allow_remote, token, tls_ca is not None, allow_insecure)
         self.address, self.numpy, self.timeout = address, numpy, timeout
         self.make_advice = _AdviceMaker(advice)
         self.metadata = _metadata(token)
