@@ -576,7 +576,7 @@ static void lower_loop(Splice *s, Node *n)
 /* ---- legacy broadcasting (opset < 7) ---- */
 
 /* Before opset 7 a binary op broadcast B onto A only with the attribute broadcast=1: B's
- * dimensions are A's from `axis` on (suffix matching when absent), or B has one element. And
+ * dimensions are A's from `axis` on (suffix matching when absent), or 1, or B has one element. And
  * PRelu's slope of C values was per channel (axis 1 of X). The opset-7 op gives the same
  * result once B has 1-dimensions after its own up to A's rank: numpy broadcasting then
  * aligns it at `axis`. Returns the axis, or -1 where numpy broadcasting already agrees. */
@@ -598,8 +598,8 @@ static int legacy_axis(Node *n)
     if (axis < 0 || axis + b->rank > a->rank)
         node_die(n, "axis %lld does not place B %s within A %s (broadcast=1, opset %d)",
                  (long long)axis, shape_str(b), shape_str(a), n->opset);
-    for (int i = 0; i < b->rank; i++)
-        if (b->dim[i] != a->dim[axis + i])
+    for (int i = 0; i < b->rank; i++)   /* a 1 broadcasts: ONNX Runtime, PyTorch's exports */
+        if (b->dim[i] != a->dim[axis + i] && b->dim[i] != 1)
             node_die(n, "B %s does not match A %s from axis %lld (broadcast=1, opset %d)",
                      shape_str(b), shape_str(a), (long long)axis, n->opset);
     return axis + b->rank == a->rank ? -1 : (int)axis;
