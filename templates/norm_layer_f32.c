@@ -33,9 +33,12 @@ static double mlbc_ln_sum_c(long n, const float *x, float mean, int sq)
 }
 
 /* y[k] for k from K on: ((x - mean) inv) scale + bias, the multiply-add in double (its product
- * exact, one rounding to double, then to float), or ((x - mean) inv) scale without a bias. */
-static void mlbc_ln_out_c(long k, long n, const float *x, float mean, float inv,
-                          const float *s, const float *b, float *y)
+ * exact, one rounding to double, then to float), or ((x - mean) inv) scale without a bias.
+ * Inlined: the vector paths' last elements are computed with their instruction set. */
+static inline __attribute__((always_inline)) void mlbc_ln_out_c(long k, long n, const float *x,
+                                                                float mean, float inv,
+                                                                const float *s, const float *b,
+                                                                float *y)
 {
     for (; k < n; k++)
         y[k] = b ? mlbc_maddf((x[k] - mean) * inv, s[k], b[k]) : (x[k] - mean) * inv * s[k];
