@@ -234,19 +234,21 @@ FUZZ_CC      ?= clang-19
 FUZZ_DIR      = $(BUILD)/fuzz
 FUZZ_CFLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
                 -fno-sanitize-recover=all -DMLBC_FUZZ
-FUZZ_TARGETS  = model text json logread pipe desc
+FUZZ_TARGETS  = model text names json logread pipe desc
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)
 # Per target: extra libFuzzer flags. The compiler frees nothing until exit by design; fuzz
 # builds free each input's memory (util.c), and what that cannot reach (the parser's
 # malloc'd strings, bison's stack after a die) is not a leak of a real run: no leak checks.
 FUZZ_ARGS_model = -max_len=65536 -dict=fuzz/onnx.dict -detect_leaks=0
 FUZZ_ARGS_text  = -max_len=16384 -dict=fuzz/onnx.dict -detect_leaks=0
+FUZZ_ARGS_names = -max_len=8192 -dict=fuzz/names.dict -detect_leaks=0
 FUZZ_ARGS_json  = -max_len=4096
 FUZZ_ARGS_logread = -max_len=8192
 FUZZ_ARGS_pipe  = -max_len=4096
 FUZZ_ARGS_desc  = -max_len=256
 FUZZ_ASAN_model = detect_leaks=0
 FUZZ_ASAN_text  = detect_leaks=0
+FUZZ_ASAN_names = detect_leaks=0
 
 fuzz-build: $(FUZZ_BINS)
 
@@ -258,7 +260,7 @@ $(FUZZ_DIR)/obj/.built: $(SRCS) $(RT_SRCS) $(wildcard compiler/*.h runtime/*.h) 
 fuzz-objs: $(filter-out $(BUILD)/main.o,$(OBJS)) $(RT_LIB)
 
 FUZZ_COMPILER = fuzz/compile.c $(filter-out $(FUZZ_DIR)/obj/main.o,$(OBJS:$(BUILD)/%=$(FUZZ_DIR)/obj/%))
-$(FUZZ_DIR)/fuzz-model $(FUZZ_DIR)/fuzz-text: $(FUZZ_DIR)/fuzz-%: fuzz/%.c fuzz/compile.c fuzz/compile.h $(FUZZ_DIR)/obj/.built
+$(FUZZ_DIR)/fuzz-model $(FUZZ_DIR)/fuzz-text $(FUZZ_DIR)/fuzz-names: $(FUZZ_DIR)/fuzz-%: fuzz/%.c fuzz/compile.c fuzz/compile.h $(FUZZ_DIR)/obj/.built
 	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -Icompiler -I$(FUZZ_DIR)/obj -o $@ $< $(FUZZ_COMPILER) $(LDLIBS)
 
 $(FUZZ_DIR)/fuzz-json $(FUZZ_DIR)/fuzz-logread $(FUZZ_DIR)/fuzz-pipe $(FUZZ_DIR)/fuzz-desc: $(FUZZ_DIR)/fuzz-%: fuzz/%.c $(FUZZ_DIR)/obj/.built
@@ -268,7 +270,7 @@ $(FUZZ_DIR)/fuzz-json $(FUZZ_DIR)/fuzz-logread $(FUZZ_DIR)/fuzz-pipe $(FUZZ_DIR)
 fuzz-seeds:
 	@sh tools/install-deps.sh
 	$(PYTHON) tests/test_node.py --build $(BUILD) --generate-only
-	mkdir -p $(FUZZ_DIR)/seeds-model $(FUZZ_DIR)/seeds-text $(FUZZ_DIR)/seeds-json $(FUZZ_DIR)/seeds-logread $(FUZZ_DIR)/seeds-pipe $(FUZZ_DIR)/seeds-desc
+	mkdir -p $(FUZZ_DIR)/seeds-model $(FUZZ_DIR)/seeds-text $(FUZZ_DIR)/seeds-names $(FUZZ_DIR)/seeds-json $(FUZZ_DIR)/seeds-logread $(FUZZ_DIR)/seeds-pipe $(FUZZ_DIR)/seeds-desc
 	cp models/*.onnx tests/bad/*.onnx $(FUZZ_DIR)/seeds-model/
 	for d in $(BUILD)/onnx-node-data/node/*/; do \
 	    cp $$d/model.onnx $(FUZZ_DIR)/seeds-model/$$(basename $$d).onnx; done

@@ -17,6 +17,10 @@
 #define MLBC_ALIGN 64                         /* scratch buffers start on this boundary */
 #define MLBC_BLAS_MIN_FLOPS 4096              /* --blas: products at least this big use BLAS */
 #define MLBC_COMMENT_WIDTH 100                /* generated comments wrap at this column */
+#define MLBC_COMMENT_NAME 160                 /* a model's string quoted in a comment: at most
+                                                 this many bytes, then "..." */
+#define MLBC_LITERAL_PIECE 64                 /* a string literal longer than this (escaped)
+                                                 goes on as pieces of this size, a line each */
 #define MLBC_MAX_UNROLLED_NODES 10000         /* nodes (+1 per subgraph copy) the If/Loop/Scan
                                                  of a model may lower into, together: a
                                                  recurrent policy unrolls into a few

@@ -34,7 +34,12 @@ char *xstrdup(const char *s);
 void *xrealloc(void *p, size_t len, size_t n);
 char *xstrndup(const char *s, size_t n);
 char *strf(const char *fmt, ...);       /* formatted, arena-allocated */
-char *comment_safe(char *s);            /* S fit for a C comment: no end, no control bytes */
+/* Every string a model supplies (names, attributes, selectors) is hostile: the output is
+ * compiled into other programs. It reaches the C text only through one of these, one per
+ * context, whatever its bytes (util.c): */
+const char *c_ident(const char *s);     /* part of an identifier: [A-Za-z0-9_], 32 at most */
+const char *c_comment(const char *s);   /* inert text inside a comment, shortened */
+const char *c_string(const char *s);    /* a string literal of S's exact bytes, quotes included */
 
 typedef struct Buf {                    /* growable byte buffer */
     char *p;
@@ -385,6 +390,10 @@ int has_word(const char *s, const char *w); /* s contains identifier w, not part
 
 /* C expression for the buffer of v, typed as a pointer to its element type. */
 const char *ref(Emit *e, const Value *v);
+/* v is a constant whose values the code may rely on: compiled into OUT.c. With
+ * --weights-file its values are read at run time from a file that only has to fit the code,
+ * so a check on them (an index's range) stays in the code. */
+int value_in_code(const Emit *e, const Value *v);
 /* C expression for node n's workspace (Node.ws_bytes), a float pointer into the arena. */
 const char *workspace_ref(Emit *e, const Node *n);
 /* Instantiate template TMPL (a file of templates/) with ${KEY} substitutions given as

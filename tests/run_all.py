@@ -31,6 +31,8 @@ def programs(build):
         ("unit tests (IR, passes, emitter)", [os.path.join(build, "test_unit")], ALONE),
         ("command line and generated-code contract", [PY, "tests/test_cli.py"] + b, PAIRED),
         ("bad input (plain and ASan+UBSan builds)", [PY, "tests/test_errors.py"] + b, ALONE),
+        ("hostile strings: no model string becomes C (gcc c99/gnu99, clang-19)",
+         [PY, "tests/test_hostile.py"] + b, ALONE),
         ("fuzz targets over their regression corpora", [PY, "tests/test_fuzz.py"] + b, ALONE),
         ("text front end cross-check", [PY, "tests/test_text.py"] + b, PAIRED),
         ("example models against their references", [PY, "tests/test_models.py"] + b, ALONE),

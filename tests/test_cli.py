@@ -168,6 +168,41 @@ def check_hostile_names(mlbc, work):
         check(False, "hostile names: comments made harmless, C strings escaped", e)
 
 
+def check_planted_temp(mlbc, work):
+    """mlbc writes OUT.c and OUT.h under temporary names beside them, then renames. In a
+    shared folder another user may plant links under the names it would pick: mlbc must
+    neither follow nor truncate them. Links are planted for the next 300 process ids (the
+    names mlbc used to take, OUT.c.tmpPID); the test counts only if mlbc got one of them."""
+    d = os.path.join(work, "planted")
+    os.makedirs(d, exist_ok=True)
+    victim = os.path.join(d, "victim")
+    model = os.path.join(mlbctest.ROOT, "models", "inliner.onnx")
+    for _ in range(5):
+        with open(victim, "w") as f:
+            f.write("keep me\n")
+        last = int(open("/proc/sys/kernel/ns_last_pid").read())
+        links = [os.path.join(d, "out.%s.tmp%d" % (ext, pid))
+                 for pid in range(last + 1, last + 301) for ext in ("c", "h")]
+        for link in links:
+            os.symlink(victim, link)
+        p = subprocess.Popen([mlbc, model, "-o", os.path.join(d, "out.c")],
+                             stderr=subprocess.PIPE, text=True)
+        err = p.communicate(timeout=120)[1]
+        for link in filter(os.path.lexists, links):   # the old mlbc renamed one
+            os.unlink(link)
+        if last < p.pid <= last + 300:
+            break
+    else:
+        check(False, "planted links at the temporary names: mlbc never ran under a planted pid")
+        return
+    left = sorted(set(os.listdir(d)) - {"victim", "out.c", "out.h"})
+    check(p.returncode == 0 and open(victim).read() == "keep me\n" and not left and
+          not os.path.islink(os.path.join(d, "out.c")) and
+          "int inliner_run(" in open(os.path.join(d, "out.h")).read(),
+          "output: links planted at the temporary names are neither followed nor truncated",
+          (p.returncode, err[-200:], open(victim).read()[:40], left))
+
+
 # Nodes whose second or later outputs nothing reads (bug: "internal: 'r19' has no buffer",
 # Caffe2-era Dropout masks): each compiles, and its used output is right.
 UNUSED_OUTPUTS = [  # (op, opset, attributes, outputs, used output's expected value of X)
@@ -497,6 +532,49 @@ def check_weights_file(mlbc, work):
           "--weights-file: unwritable file is an error, no output left", r.stderr)
 
 
+def check_weights_indices(mlbc, work):
+    """Constant indices are checked against the data's size when mlbc compiles the model. With
+    --weights-file they are read from a file at run time: a file whose checksums fit but whose
+    indices are out of range must make run return 2 (the check of a run-time index), never
+    read or write out of bounds and return 0. Gather, ScatterND, RoiAlign."""
+    x = helper.make_tensor_value_info("x", T.FLOAT, [2, 1, 4, 4])
+    g = helper.make_graph([
+        helper.make_node("Gather", ["flat", "gi"], ["g"], axis=0),
+        helper.make_node("ScatterND", ["flat", "si", "su"], ["s"]),
+        helper.make_node("RoiAlign", ["x", "rois", "bi"], ["r"], output_height=2,
+                         output_width=2),
+        helper.make_node("Reshape", ["x", "shape"], ["flat"])], "indices", [x],
+        [helper.make_tensor_value_info(n, T.FLOAT, None) for n in ("g", "s", "r")],
+        [helper.make_tensor("gi", T.INT64, [2], [29, 3]),
+         helper.make_tensor("si", T.INT64, [1, 1], [31]),
+         helper.make_tensor("su", T.FLOAT, [1], [5.0]),
+         helper.make_tensor("rois", T.FLOAT, [1, 4], [0, 0, 2, 2]),
+         helper.make_tensor("bi", T.INT64, [1], [1]),
+         helper.make_tensor("shape", T.INT64, [1], [32])])
+    path = os.path.join(work, "indices.onnx")
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 16)]), path)
+    prog = build_run(mlbc, work, path, "widx", "widx.bin")
+    good = run_bytes(prog, os.path.join(work, "widx.bin"))
+    check(good.returncode == 0, "--weights-file: constant indices model runs", good)
+    if good.returncode:
+        return
+    data = open(os.path.join(work, "widx.bin"), "rb").read()
+    for what, value, bad in (("Gather", [29, 3], [29, 1 << 40]), ("ScatterND", [31], [-33]),
+                             ("RoiAlign", [1], [2])):
+        old = np.array(value, np.int64).tobytes()
+        at = data.index(old, 64)
+        b = bytearray(data)
+        b[at:at + len(old)] = np.array(bad, np.int64).tobytes()
+        b[32:40] = weights_sum(bytes(b[64:])).to_bytes(8, "little")   # the sums redone
+        b[56:64] = weights_sum(bytes(b[:56])).to_bytes(8, "little")
+        path = os.path.join(work, "widx_bad.bin")
+        open(path, "wb").write(bytes(b))
+        r = run_bytes(prog, path)
+        check(r.returncode == 2 and r.stdout == b"run 2\n",
+              "--weights-file: a %s index out of range in the file makes run return 2" % what,
+              (r.returncode, r.stdout[:16]))
+
+
 # Runs a composite (NAME.h) on RUN_C's inputs once per selector given as two hex halves, in
 # one context, and writes each run's results' bytes; an unknown selector prints run's status.
 # With WEIGHTS_FILE, argv[1] is the weights file.
@@ -819,9 +897,11 @@ def main():
 
     check_bucketize(mlbc, work)
     check_hostile_names(mlbc, work)
+    check_planted_temp(mlbc, work)
     check_unused_outputs(mlbc, work)
     check_exact_bits(mlbc, work)
     check_weights_file(mlbc, work)
+    check_weights_indices(mlbc, work)
     check_scale(mlbc, work)
     check_file_cycles(os.path.abspath(args.build))
     check_composite(mlbc, work)

@@ -16,10 +16,10 @@ import tempfile
 import mlbctest
 
 ROOT = mlbctest.ROOT
-TARGETS = ["model", "text", "json", "logread", "pipe", "desc"]
+TARGETS = ["model", "text", "names", "json", "logread", "pipe", "desc"]
 GYM_TARGETS = ["log", "llvm", "bitstream", "json", "protobuf"]
 # As make fuzz runs them (Makefile FUZZ_ASAN_*): the compiler's targets check no leaks.
-ASAN = {"model": "detect_leaks=0", "text": "detect_leaks=0"}
+ASAN = {"model": "detect_leaks=0", "text": "detect_leaks=0", "names": "detect_leaks=0"}
 
 passed = failed = skipped = 0
 

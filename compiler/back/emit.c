@@ -57,23 +57,10 @@ struct Emit {
 int use_blas(Emit *e) { return e->opt->blas; }
 void count_blas_call(Emit *e) { e->blas_calls++; }
 
-/* An ONNX name made into part of a C identifier, shortened. */
-static const char *cname(const char *s)
-{
-    char buf[33];
-    int n = 0;
-    for (; *s && n < 32; s++)
-        buf[n++] = isalnum((unsigned char)*s) ? *s : '_';
-    buf[n] = 0;
-    return xstrdup(buf);
-}
-
 static const char *tensor_comment(const Value *v)
 {
-    return strf("%s: %s%s", v->name, dtype_name(v->dt), shape_str(v));
+    return strf("%s: %s%s", c_comment(v->name), dtype_name(v->dt), shape_str(v));
 }
-
-static const char *safe_comment(const char *s) { return comment_safe(xstrdup(s)); }
 
 /* ---- constants ---- */
 
@@ -103,7 +90,7 @@ const char *cval(const Value *v, int64_t i)
 
 static const char *weight_name(Emit *e, const Value *v)
 {
-    return strf("%sw%d_%s", e->part->wprefix, v->id, cname(v->name));
+    return strf("%sw%d_%s", e->part->wprefix, v->id, c_ident(v->name));
 }
 
 /* A constant's own bytes become a member of struct NAME_weights, read through W (NAME_run). */
@@ -113,7 +100,7 @@ static void emit_weight(Emit *e, const Value *v)
         return;
     e->weight_done[v->id] = 1;
     weights_add(e->weights, (WeightArray){.name = weight_name(e, v), .dt = v->dt,
-                                          .doc = safe_comment(tensor_comment(v)),
+                                          .doc = tensor_comment(v),
                                           .count = numel(v), .data = v->data});
 }
 
@@ -146,6 +133,8 @@ const char *ref(Emit *e, const Value *v)
     e->code->uses_scratch = 1;
     return temp_name(v);
 }
+
+int value_in_code(const Emit *e, const Value *v) { return v->data && !e->opt->weights_file; }
 
 const char *workspace_ref(Emit *e, const Node *n)
 {
@@ -262,10 +251,35 @@ static const struct {
 
 static void helper(Emit *e, const char *tmpl);
 
+/* TEXT without its comments: a model's name quoted in one is no call nor use of anything. */
+static const char *uncommented(const char *text)
+{
+    Buf b = {0};
+    const char *open;
+    while ((open = strstr(text, "/*")) != NULL) {
+        buf_put(&b, text, (size_t)(open - text));
+        const char *end = strstr(open + 2, "*/");
+        text = end ? end + 2 : "";
+    }
+    buf_puts(&b, text);
+    return b.p ? b.p : "";
+}
+
+/* CODE has an identifier that starts with NAME: not the tail of a weight's member, named
+ * after a model's value ("w3_mlbc_expneg_"). */
+static int mentions(const char *code, const char *name)
+{
+    for (const char *p = code; (p = strstr(p, name)) != NULL; p++)
+        if (p == code || !is_ident_char(p[-1]))
+            return 1;
+    return 0;
+}
+
 static void helpers_for(Emit *e, const char *code)
 {
+    code = uncommented(code);
     for (size_t i = 0; i < sizeof helper_calls / sizeof helper_calls[0]; i++)
-        if (strstr(code, helper_calls[i].call))
+        if (mentions(code, helper_calls[i].call))
             helper(e, helper_calls[i].tmpl);
 }
 
@@ -355,7 +369,6 @@ const char *weight_array(Emit *e, Node *n, const char *key, WeightArray a)
             return weight_ref(e, e->inst[i].name);
     e->inst = xgrow(e->inst, e->ninst, &e->capinst, sizeof *e->inst);
     a.name = strf("%s_%d", op_prefix(n), e->ninst);
-    a.doc = safe_comment(a.doc);
     e->inst[e->ninst++] = (Instance){text, a.name};
     weights_add(e->weights, a);
     return weight_ref(e, a.name);
@@ -404,14 +417,12 @@ void check(Emit *e, const char *cond, const char *why)
 static void node_comment(Emit *e, const Node *n)
 {
     Buf b = {0};
-    buf_printf(&b, "/* %s '%s': ", n->op, n->name);
+    buf_printf(&b, "/* %s '%s': ", n->op, c_comment(n->name));
     for (int i = 0; i < n->nin; i++)
-        buf_printf(&b, "%s%s", i ? ", " : "", n->in[i] ? n->in[i]->name : "");
+        buf_printf(&b, "%s%s", i ? ", " : "", n->in[i] ? c_comment(n->in[i]->name) : "");
     buf_puts(&b, " -> ");
     for (int i = 0; i < n->nout; i++)
-        buf_printf(&b, "%s%s", i ? ", " : "", n->out[i] ? n->out[i]->name : "");
-    /* names could hold the end of a comment, or control bytes */
-    comment_safe(b.p + 2);
+        buf_printf(&b, "%s%s", i ? ", " : "", n->out[i] ? c_comment(n->out[i]->name) : "");
     buf_puts(&b, " */");
     stmt(e, "%s", wrap_comment(b.p, 4, "    "));
 }
@@ -460,8 +471,8 @@ static const char *composite_doc(const Emit *e, const char *N)
         uint64_t h[2];
         selector_halves(e->parts[i].selector, h);
         buf_printf(&b, " *   {0x%016llx, 0x%016llx} %s (model '%s')\n", (unsigned long long)h[0],
-                   (unsigned long long)h[1], safe_comment(e->parts[i].selector),
-                   safe_comment(e->parts[i].g->name));
+                   (unsigned long long)h[1], c_comment(e->parts[i].selector),
+                   c_comment(e->parts[i].g->name));
     }
     buf_printf(&b, " * and returns %s_UNKNOWN_SELECTOR (%d) for any other value (LLVM's {0, 0}: no "
                "selector).\n", N, MLBC_UNKNOWN_SELECTOR);
@@ -479,7 +490,7 @@ static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const c
                " * Same bits everywhere: the results do not depend on the compiler, its flags\n"
                " * or the CPU (see %s.c)%s.\n"
                "%s"
-               " */\n", N, MLBC_VERSION, safe_comment(g->name), g->ninputs, g->noutputs,
+               " */\n", N, MLBC_VERSION, c_comment(g->name), g->ninputs, g->noutputs,
                N, N, N, N, N, composite_doc(e, N), N,
                e->blas_calls ? ", except for the products given to CBLAS (--blas), whose "
                                "results depend on the BLAS library and the CPU it runs on" : "",
@@ -505,12 +516,12 @@ static void emit_header(Emit *e, const char *N, Buf *h, int64_t scratch, const c
     for (int i = 0; i < g->ninputs; i++) {
         Value *v = g->inputs[i];
         buf_printf(h, "    %s arg%d[%lld]; /* %s */\n", dtype_ctype(v->dt), i,
-                   (long long)(numel(v) ? numel(v) : 1), safe_comment(tensor_comment(v)));
+                   (long long)(numel(v) ? numel(v) : 1), tensor_comment(v));
     }
     for (int i = 0; i < g->noutputs; i++) {
         Value *v = g->outputs[i];
         buf_printf(h, "    %s res%d[%lld]; /* %s */\n", dtype_ctype(v->dt), i,
-                   (long long)(numel(v) ? numel(v) : 1), safe_comment(tensor_comment(v)));
+                   (long long)(numel(v) ? numel(v) : 1), tensor_comment(v));
     }
     buf_printf(h, "    uint64_t scratch[%lld]; /* intermediate tensors and kernels' workspace, "
                   "%lld bytes */\n};\n",
@@ -549,21 +560,23 @@ static void emit_desc_tables(Emit *e, const char *N, Buf *c, const char *what, V
             buf_printf(c, "%s%s", k ? ", " : "", lit(v->dim[k]));
         buf_puts(c, v->rank ? "};\n" : "0};\n");
     }
+    /* C99 promises string literals of 4095 bytes; gcc and clang take longer names */
+    int long_names = 0;
+    for (int i = 0; i < n; i++)
+        long_names |= strlen(vs[i]->name) > 4095;
+    if (long_names)
+        buf_puts(c, "#pragma GCC diagnostic push\n"
+                    "#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n");
     buf_printf(c, "static const mlbc_tensor_desc %s_descs[] = {\n", what);
     for (int i = 0; i < n; i++) {
         Value *v = vs[i];
-        Buf s = {0};
-        for (const char *p = v->name; *p; p++)
-            buf_printf(&s, strchr("\"\\", *p) ? "\\%c" : isprint((unsigned char)*p) ? "%c"
-                                                                                  : "\\%03o",
-                       *p);
-        buf_printf(c, "    {\"%s\", %d, %d, %s_shape%d, %lld, %lld},\n", s.p ? s.p : "", v->dt,
+        buf_printf(c, "    {%s, %d, %d, %s_shape%d, %lld, %lld},\n", c_string(v->name), v->dt,
                    v->rank, what, i, (long long)numel(v),
                    (long long)(numel(v) * (int64_t)dtype_size(v->dt)));
     }
     if (!n)
         buf_puts(c, "    {\"\", 0, 0, 0, 0, 0},\n");
-    buf_puts(c, "};\n\n");
+    buf_puts(c, long_names ? "};\n#pragma GCC diagnostic pop\n\n" : "};\n\n");
 }
 
 /* The scratch pointer and the temporaries that CODE uses. */
@@ -579,7 +592,7 @@ static void declare_temps(Emit *e, const Code *code, Buf *c)
             continue;
         buf_printf(c, "    %s *const %s = (%s *)(scratch + %lld); /* %s */\n", dtype_ctype(v->dt),
                    temp_name(v), dtype_ctype(v->dt), (long long)v->offset,
-                   safe_comment(tensor_comment(v)));
+                   tensor_comment(v));
     }
 }
 
@@ -665,7 +678,7 @@ static void copy_results(Emit *e)
                               ? strf("ctx->res%d", v->result_index)
                               : ref(e, v);
         stmt(e, "memcpy(ctx->res%d, %s, %lld); /* %s */", i, src, (long long)bytes,
-             safe_comment(v->name));
+             c_comment(v->name));
     }
 }
 
@@ -719,7 +732,7 @@ static void emit_run(Emit *e, const char *N, Buf *c)
     Code *run = &e->part->run;
     buf_printf(c, "%sint %s(%s_ctx *ctx)\n{\n", e->composite ? "static " : "",
                part_fn(e, N, "run"), N);
-    if ((!run->body.p || !strstr(run->body.p, "ctx->")) &&
+    if ((!run->body.p || !strstr(uncommented(run->body.p), "ctx->")) &&
         !(e->opt->weights_file && e->weights->n))
         buf_puts(c, "    (void)ctx; /* everything was computed at compile time */\n");
     declare_weights(e, N, c, run);
@@ -755,7 +768,7 @@ static void emit_dispatch(Emit *e, const char *N, Buf *c)
         selector_halves(e->part->selector, h);
         buf_printf(c, "    if (s[0] == 0x%016llxULL && s[1] == 0x%016llxULL) /* %s */\n"
                       "        return %s(ctx);\n", (unsigned long long)h[0],
-                   (unsigned long long)h[1], safe_comment(e->part->selector),
+                   (unsigned long long)h[1], c_comment(e->part->selector),
                    part_fn(e, N, "run"));
     }
     buf_printf(c, "    return %d; /* %s_UNKNOWN_SELECTOR */\n}\n\n", MLBC_UNKNOWN_SELECTOR, N);
@@ -765,7 +778,7 @@ static void emit_c_head(Emit *e, const char *N, Output *out, const char *h_name)
 {
     Buf *c = &out->c_head;
     buf_printf(c, "/* %s.c - generated by mlbc %s from model '%s'. Do not edit. */\n", N,
-               MLBC_VERSION, safe_comment(e->api->name));
+               MLBC_VERSION, c_comment(e->api->name));
     buf_printf(c, "#include <math.h>\n%s#include <string.h>\n\n#include \"%s\"\n\n",
                e->opt->weights_file ? "#include <stdio.h>\n" : "", h_name);
     if (e->blas_calls)

@@ -21,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -333,6 +334,25 @@ static void remove_pending(void)
             unlink(pending[i]);
 }
 
+/* A new file beside PATH, named *TMP. The output folder may be shared (/tmp): mkstemp
+ * creates a file of an unpredictable name that did not exist, so nothing another user
+ * planted (a link to one of our files) is followed or truncated. It gets the mode an
+ * ordinary create would give the output (0666 less the umask), not mkstemp's 0600. */
+static FILE *create_temp(const char *path, const char **tmp)
+{
+    char *name = strf("%s.XXXXXX", path);
+    int fd = mkstemp(name);
+    if (fd < 0)
+        return NULL;
+    *tmp = pending[npending++] = name;
+    mode_t mask = umask(0);
+    umask(mask);
+    FILE *f = fchmod(fd, 0666 & ~mask) ? NULL : fdopen(fd, "wb");
+    if (!f)
+        close(fd);
+    return f;
+}
+
 /* Writes one output to a temporary name with fn; returns that name. */
 static const char *write_one(const char *path,
                              void (*fn)(FILE *, const Output *, const Options *),
@@ -340,8 +360,8 @@ static const char *write_one(const char *path,
 {
     if (!npending)
         atexit(remove_pending);
-    const char *tmp = pending[npending++] = strf("%s.tmp%ld", path, (long)getpid());
-    FILE *f = fopen(tmp, "wb");
+    const char *tmp;
+    FILE *f = create_temp(path, &tmp);
     if (!f)
         die("cannot write '%s': %s", path, strerror(errno));
     fn(f, out, o);

@@ -1,4 +1,5 @@
 /* util.c - arena memory, strings, buffers, diagnostics, element types. */
+#include <ctype.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -78,15 +79,61 @@ char *xstrndup(const char *s, size_t n)
 
 char *xstrdup(const char *s) { return xstrndup(s, strlen(s)); }
 
-/* Model names go into comments of the generated code: "*" "/" would end the comment, and a
- * control character could be one of the emitter's markers (loops.c's one-trip loop heads)
- * or start a line. Both become '_' in place. */
-char *comment_safe(char *s)
+/* Model strings and the generated C. mlbc's output is compiled into other programs, and the
+ * runtime compiles models it is handed at run time, so a name is hostile input: no byte of it
+ * may end up as C. Each context has one function, and every model string goes through it. */
+
+/* A name as part of an identifier (weights' members): its first 32 bytes, other bytes '_'. */
+const char *c_ident(const char *s)
 {
-    for (char *p = s; *p; p++)
-        if ((unsigned char)*p < 0x20 || *p == 0x7f || (p[0] == '*' && p[1] == '/'))
-            *p = '_';
-    return s;
+    char buf[33];
+    int n = 0;
+    for (; *s && n < 32; s++)
+        buf[n++] = isalnum((unsigned char)*s) ? *s : '_';    /* mlbc keeps the C locale */
+    buf[n] = 0;
+    return xstrdup(buf);
+}
+
+/* A name as text in a block comment, its first MLBC_COMMENT_NAME bytes then "...". A '*'
+ * next to a '/' becomes '_' (no end of the comment; no "/" "*" inside it, which -Wcomment
+ * reports), and so do the first '?' of "??" (a trigraph: "??/" at the end of a line joins
+ * the next one), '\' (it joins lines too), control bytes (loops.c's markers, line ends) and
+ * bytes from 0x7f on (U+2028 and U+2029 end lines for some readers). */
+const char *c_comment(const char *s)
+{
+    size_t n = strlen(s);
+    char *p = xstrndup(s, n > MLBC_COMMENT_NAME ? MLBC_COMMENT_NAME : n);
+    for (char *q = p; *q; q++) {
+        unsigned char c = (unsigned char)*q;
+        if (c < 0x20 || c >= 0x7f || c == '\\' || (c == '?' && q[1] == '?') ||
+            (c == '*' && (q[1] == '/' || (q > p && q[-1] == '/'))))
+            *q = '_';
+    }
+    return n > MLBC_COMMENT_NAME ? strf("%s...", p) : p;
+}
+
+/* A string literal holding S's exact bytes: printable ASCII as itself but for '"', '\\' and
+ * '?' (trigraphs), any other byte as a 3-digit octal escape (a digit after it stays a
+ * digit). A literal longer than MLBC_LITERAL_PIECE goes on in pieces, one a line, which the
+ * C compiler joins. */
+const char *c_string(const char *s)
+{
+    Buf b = {0};
+    size_t piece = 1;
+    buf_puts(&b, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (b.len - piece >= MLBC_LITERAL_PIECE) {
+            buf_puts(&b, "\"\n        \"");
+            piece = b.len;
+        }
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?')
+            buf_put(&b, s, 1);
+        else
+            buf_printf(&b, "\\%03o", c);
+    }
+    buf_puts(&b, "\"");
+    return b.p;
 }
 
 static char *vstrf(const char *fmt, va_list ap)

@@ -384,7 +384,8 @@ static const char *emit_conv_weights(Emit *e, const ConvK *c, int64_t *panel_siz
              c->zw ? c->zw->id : -1, (int)c->ct, (long long)g->G, (long long)g->MG,
              (long long)taps),
         (WeightArray){.doc = strf("%s: '%s' %s%s as [group][panel of %d channels][tap][channel]%s",
-                                  c->n->op, c->W->name, dtype_name(c->W->dt), shape_str(c->W),
+                                  c->n->op, c_comment(c->W->name), dtype_name(c->W->dt),
+                                  shape_str(c->W),
                                   PANEL, c->zw ? ", zero point subtracted" : ""),
                       .dt = c->ct, .pack = pack_conv_weights, .arg = arg,
                       .count = g->G * taps * (full * PANEL + (rem ? pow2ceil(rem) : 0))});
@@ -423,8 +424,8 @@ static const char *emit_pix_weights(Emit *e, const ConvK *c)
         strf("conv pix W %d G %lld MG %lld taps %lld", c->W->id, (long long)g->G,
              (long long)g->MG, (long long)taps),
         (WeightArray){.doc = strf("%s: '%s' %s%s transposed, as [group][panel of 16 channels]"
-                                  "[tap][channel]", c->n->op, c->W->name, dtype_name(c->W->dt),
-                                  shape_str(c->W)),
+                                  "[tap][channel]", c->n->op, c_comment(c->W->name),
+                                  dtype_name(c->W->dt), shape_str(c->W)),
                       .dt = DT_FLOAT, .pack = pack_pix_weights, .arg = arg,
                       .count = g->G * pix_group_floats(g, taps)});
 }

@@ -248,9 +248,9 @@ static void roialign_emit(Emit *e, Node *n)
         NULL);
     const char *call = strf("%s(%s, %s, %s, %s)", fn, ref(e, x), ref(e, rois), ref(e, bi),
                             ref(e, y));
-    if (bi->data)
+    if (value_in_code(e, bi))
         stmt(e, "%s; /* cannot fail: '%s' is constant */", call,
-             comment_safe(xstrdup(bi->name)));
+             c_comment(bi->name));
     else
         check(e, strf("%s == 0", call), "RoiAlign: batch index out of range");
 }

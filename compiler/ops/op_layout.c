@@ -1063,7 +1063,7 @@ static void pad_emit(Emit *e, Node *n)
         buf_printf(&g.call, ", %s", ref(e, p));
     }
     g.doc = strf("Pad %s -> %s, mode %s%s", dims_doc(x), shape_str(y),
-                 attr_str(n, "mode", "constant"), pi->dyn ? ", pads at run time" : "");
+                 c_comment(attr_str(n, "mode", "constant")), pi->dyn ? ", pads at run time" : "");
     if (!padded || g.r == 0)
         stmt(e, "memcpy(%s, %s, %s); /* %s */", ref(e, y), ref(e, x), lit(nbytes(y)), g.doc);
     else if (pi->mode == PAD_CONSTANT)

@@ -286,7 +286,7 @@ static const char *emit_packed(Emit *e, const Prod *p, Layout lay)
              p->B->id, p->zb ? p->zb->id : -1, (int)p->ct, (long long)p->K, (long long)p->N,
              (long long)p->sbk, (long long)p->sbn, (long long)p->zbn, (long long)p->nmat_b,
              layout),
-        (WeightArray){.doc = strf("%s: '%s' %s%s %s%s", p->what, p->B->name,
+        (WeightArray){.doc = strf("%s: '%s' %s%s %s%s", p->what, c_comment(p->B->name),
                                   dtype_name(p->B->dt), shape_str(p->B), layout,
                                   p->zb ? ", zero point subtracted" : ""),
                       .dt = p->ct, .count = p->nmat_b * msize, .pack = pack_b, .arg = pk});
@@ -1018,7 +1018,7 @@ static void einsum_emit(Emit *e, Node *n)
                       : strf("s + %s", last));
     buf_printf(&body, "%sy[%s] = %s;\n%s}\n", block, idx[E.nops], store_as(t, ct, "s"), ind);
     const char *fn = kernel(e, n, "linalg_einsum",
-        "DOC", strf("Einsum '%s': %s", attr_str(n, "equation", ""), shape_str(y)),
+        "DOC", strf("Einsum '%s': %s", c_comment(attr_str(n, "equation", "")), shape_str(y)),
         "PARAMS", params.p, "BODY", body.p, NULL);
     Buf call = {0};
     for (int i = 0; i < E.nops; i++)

@@ -147,7 +147,7 @@ static void loss_emit(Emit *e, Node *n)
 
     const char *doc = strf("%s: %s%s, %s%s%s, reduction=%s%s -> loss%s%s", n->op,
                            dtype_name(dt), shape_str(x), dtype_name(t->dt), shape_str(t),
-                           w ? ", weights" : "", attr_str(n, "reduction", "mean"),
+                           w ? ", weights" : "", c_comment(attr_str(n, "reduction", "mean")),
                            ia ? strf(", ignore_index=%lld", (long long)ii) : "",
                            shape_str(y), lp ? strf(", log_prob%s", shape_str(lp)) : "");
     const char *fn = kernel(e, n, sce ? "loss_sce" : "loss_nll",

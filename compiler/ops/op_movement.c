@@ -55,14 +55,14 @@ static void check_const_indices(Node *n, const Value *ind, int64_t size, const c
 }
 
 /* Call a kernel that returns non-zero on bad data; run then returns 2. DATA is the tensor
- * whose contents are checked: if it is constant it was checked at compile time and the call
- * cannot fail. */
+ * whose contents are checked: if the code holds it, it was checked at compile time and the
+ * call cannot fail. */
 static void call_checked(Emit *e, const Value *data, const char *fn, const char *args,
                          const char *why)
 {
-    if (data->data)
+    if (value_in_code(e, data))
         stmt(e, "%s(%s); /* cannot fail: '%s' is constant */", fn, args,
-             comment_safe(xstrdup(data->name)));
+             c_comment(data->name));
     else
         check(e, strf("%s(%s) == 0", fn, args), why);
 }

@@ -349,7 +349,8 @@ static const char *mode_name(const Rz *z)
 /* The coordinate mode, and nearest_mode in nearest mode, for kernel comments. */
 static const char *rz_how(const Rz *z)
 {
-    return z->mode == NEAREST ? strf("%s, %s", z->coord, z->nearest) : z->coord;
+    return z->mode == NEAREST ? strf("%s, %s", c_comment(z->coord), c_comment(z->nearest))
+                              : c_comment(z->coord);
 }
 
 /* A non-constant scales or sizes input must give the declared static output shape. */
@@ -371,8 +372,8 @@ static void resize_check_input(Emit *e, Node *n, const RzGen *g)
                        lit(x->dim[i]), float_lit((double)y->dim[i] + 1, DT_DOUBLE));
     }
     const char *fn = kernel(e, n, "resize_check", "DOC",
-                            strf("%s: '%s' must give the output shape %s", n->op, sv->name,
-                                 shape_str(y)),
+                            strf("%s: '%s' must give the output shape %s", n->op,
+                                 c_comment(sv->name), shape_str(y)),
                             "T", dtype_ctype(sv->dt), "COND", g->r ? c.p : "1", NULL);
     check(e, strf("%s(%s)", fn, ref(e, sv)),
           strf("%s: the %s input disagrees with the declared output shape", n->op,
@@ -620,8 +621,9 @@ static void grid_emit(Emit *e, Node *n)
     grid_attrs(n, &mode, &pad);
     int align = attr_int(n, "align_corners", 0) != 0;
     const char *fn = kernel(e, n, "resize_grid",
-        "DOC", strf("GridSample %s, padding %s%s: %s%s by grid %s", attr_str(n, "mode", "bilinear"),
-                    attr_str(n, "padding_mode", "zeros"), align ? ", align_corners" : "",
+        "DOC", strf("GridSample %s, padding %s%s: %s%s by grid %s",
+                    c_comment(attr_str(n, "mode", "bilinear")),
+                    c_comment(attr_str(n, "padding_mode", "zeros")), align ? ", align_corners" : "",
                     dtype_name(x->dt), shape_str(x), shape_str(g)),
         "T", dtype_ctype(x->dt), "MODE", strf("%d", mode), "PAD", strf("%d", pad),
         "ALIGN", strf("%d", align), "N", lit(x->dim[0]), "C", lit(x->dim[1]),

@@ -302,8 +302,8 @@ static const char *pack_or_ref(Emit *e, Node *n, const Value *m, int d, int64_t 
         strf("rows %d off %lld rows %lld k %lld %s", m->id, (long long)off, (long long)rows,
              (long long)k, layout),
         (WeightArray){.doc = strf("%s: '%s' direction %d, rows [%lld, %lld) transposed, in %s",
-                                  n->op, m->name, d, (long long)r0, (long long)(r0 + rows),
-                                  layout),
+                                  n->op, c_comment(m->name), d, (long long)r0,
+                                  (long long)(r0 + rows), layout),
                       .dt = DT_FLOAT, .pack = pack_rows, .arg = arg,
                       .count = gemv ? gemv_size(k, rows)
                                     : (rows + 15) / 16 * gemm_panel_stride(k)});

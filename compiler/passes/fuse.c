@@ -148,8 +148,8 @@ static int try_bucketize(Graph *g, Node *cmp)
         b->q.dt = DT_FLOAT;
     }
     b->upper = le || ge;
-    b->was = comment_safe(strf("ReduceSum(Cast(%s)) of '%s', '%s' and '%s'", op, cmp->name,
-                               cast->name, sum->name));
+    b->was = strf("ReduceSum(Cast(%s)) of '%s', '%s' and '%s'", op, c_comment(cmp->name),
+                  c_comment(cast->name), c_comment(sum->name));
     sum->def = find_internal_op("Bucketize");
     sum->op = "Bucketize";
     sum->in[0] = x;
