@@ -1,5 +1,6 @@
-"""The ONNX Runtime peer, the FLOP ceilings and the network-kind families of bench/run.py
-(see bench/README.md). Imported by run.py, which sets up numpy and onnx first."""
+"""The ONNX Runtime peer, the FLOP ceilings, the network-kind families and the network
+generator of bench/run.py (see bench/README.md). Imported by run.py, which sets up numpy and
+onnx first."""
 import os
 import re
 import shutil
@@ -210,26 +211,41 @@ class PeakTimed:
             self.error = str(e)
 
 
-# ---- network kinds (models/kinds.py) ------------------------------------------------------
+# ---- network kinds and generator (models/kinds.py, models/gen.py) ----------------------
 
-def load_kinds(path):
-    """The kinds module at PATH, or (None, why)."""
+def load_module(path, name, needs=()):
+    """The module at PATH imported as NAME (its directory on sys.path meanwhile), or
+    (None, why): it is someone else's code, so any error in it is a reason, not a crash.
+    NEEDS: the callables it must define."""
     if not os.path.exists(path):
         return None, "no %s yet" % os.path.relpath(path, ROOT)
     import importlib.util
-    spec = importlib.util.spec_from_file_location("mlbc_bench_kinds", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         spec.loader.exec_module(mod)
-        if not isinstance(getattr(mod, "KINDS", None), dict) or not callable(
-                getattr(mod, "build", None)):
-            return None, "%s has no KINDS dict or no build()" % path
+        missing = [n for n in needs if not callable(getattr(mod, n, None))]
+        if missing:
+            return None, "%s has no %s()" % (path, ", ".join(missing))
     except Exception as e:          # noqa: BLE001  (any error in someone else's module)
         return None, "%s does not import: %s: %s" % (path, type(e).__name__, e)
     finally:
         sys.path.pop(0)
     return mod, None
+
+
+def load_kinds(path):
+    """The kinds module at PATH, or (None, why)."""
+    mod, why = load_module(path, "mlbc_bench_kinds", ["build"])
+    if mod is not None and not isinstance(getattr(mod, "KINDS", None), dict):
+        return None, "%s has no KINDS dict" % path
+    return mod, why
+
+
+def load_gen(path):
+    """The generator of random networks (models/gen.py) at PATH, or (None, why)."""
+    return load_module(path, "mlbc_bench_gen", ["networks", "build"])
 
 
 def family_name(kind, params):

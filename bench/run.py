@@ -2,7 +2,9 @@
 flag sets (gcc and clang-19, -O2/-O3, with and without -march=native) and with --blas, against
 ONNX Runtime (one thread), libtorch (TorchScript) when installed, the same code built at -O0, a
 hand-written C loop, OpenBLAS, the memory-read floor and the FLOP ceiling of the CPU, for every
-models/*.onnx and the shape families of models/kinds.py; plots of it and of the round trip.
+models/*.onnx, the shape families of models/kinds.py and a fixed-seed sample of the random
+networks of models/gen.py (the distribution of mlbc/ORT over them); plots of it and of the
+round trip.
 
 Every number comes from this one run. The timed programs are interleaved: in each round every
 program runs once, in a new order, for a few batches; a latency is the median over all
@@ -41,6 +43,9 @@ FLAG_SETS = [(c + " " + " ".join(f), exe, f) for c, exe in (("gcc", GCC), ("clan
              for f in (["-O2"], ["-O3"], ["-O2", "-march=native"], ["-O3", "-march=native"])]
 REF = FLAG_SETS[0][0]
 FLAG_LIMIT = 1.1                # requirement: no flag set slower than 1.1x the reference
+FASTEST_LIMIT = 1.25            # flagged: the reference more than 1.25x the fastest flag set
+GEN_SEED, GEN_COUNT = 31, 50    # the sample of models/gen.py's random networks
+GEN_TARGETS = (("median", 0.5), ("worst", 1.0))     # mlbc/ORT over that sample (issue 31)
 GEMM_TARGET = 0.60              # GEMM-bound layers: this share of the FLOP ceiling
 BLAS_LIMIT = 1.05               # --blas "never slower": above this, beyond this run's noise
 TORCH_API = "/usr/include/torch/csrc/api/include"     # Debian's libtorch-dev
@@ -168,7 +173,7 @@ class Row:
         self.refs, self.full, self.group = dict(refs or {}), full, group
         self.error = self.params = self.flops = self.weight_bytes = self.obj_bytes = None
         self.compile_s, self.timed, self.build_errors = [], {}, {}
-        self.blas_calls = self.ort_check = self.blas_same = None
+        self.blas_calls = self.ort_check = self.ort_error = self.blas_same = None
         self.variant_checks = {}            # label -> (error, mismatch or None)
         self.sub = re.sub(r"[^A-Za-z0-9=]+", "_", name).strip("_")
         self.dims = []
@@ -252,8 +257,8 @@ class Row:
                 run(cmd + (["-d", "1"] if self.dims else []))
                 self.ort_check = peers.compare_dirs(ref_dir, ref_dir, out_types,
                                                     other_fmt="ort%d.bin")
-            except Error as e:
-                self.ort_check = (float("inf"), "ortbench: %s" % e)
+            except Error as e:          # ORT refuses the model: no outputs to compare
+                self.ort_error = re.sub(r"\x1b\[[0-9;]*m", "", str(e))
 
 
 _versions = {}
@@ -466,6 +471,7 @@ def slowdown(row, label):
 def flag_table(rows):
     """Per model: the reference's ns/run and every other flag set (and --blas) as a ratio."""
     lines, missing, broken, blas_slower, differ, measured = [], [], [], [], [], 0
+    slow_ref = []
     for r in rows:
         if r.error or not r.timed[REF].median():
             missing.append("%s: not measured: %s" % (r.name, r.error or r.timed[REF].error))
@@ -492,14 +498,19 @@ def flag_table(rows):
         if bad:
             differ.append("%s: %s" % (r.name, "; ".join(
                 "%s: %s" % (short(lab), r.variant_checks[lab][1]) for lab in bad)))
+        fast = over_fastest(r)
+        if fast and fast[0] > FASTEST_LIMIT:
+            slow_ref.append((r.name, fast))
         lines.append([r.name, ns(r.timed[REF].median()), "%.0f" % (r.timed[REF].spread() * 100)]
                      + cells + [short(worst[1]) if worst else "-",
+                                "%.2f%s" % (fast[0], "!" if fast[0] > FASTEST_LIMIT else "")
+                                if fast else "-",
                                 "same C" if r.blas_same else
                                 "%.2f%s" % (b, "!" if b > BLAS_LIMIT else "") if b else "-",
                                 str(r.blas_calls) if r.blas_calls is not None else "-",
                                 "DIFFER" if bad else "same" if r.variant_checks else "-"])
     header = (["model", REF + " ns", "IQR %"] + [short(lab) for lab, _, _ in FLAG_SETS[1:]]
-              + ["slowest", "--blas", "BLAS calls", "outputs"])
+              + ["slowest", "O2/fastest", "--blas", "BLAS calls", "outputs"])
     notes = [
         "ratios: that build's ns/run / %s's (above 1: slower); nat = -march=native; ! = "
         "requirement broken" % REF,
@@ -511,6 +522,10 @@ def flag_table(rows):
         if hits:
             notes.append("  %-22s slower than %.1fx in %2d models, worst %.2fx (%s)"
                          % (label, FLAG_LIMIT, len(hits), hits[-1][0], hits[-1][1]))
+    notes.append("flagged: %s more than %.2fx the fastest flag set (O2/fastest: %s's ns/run over "
+                 "the fastest's): %s" % (REF, FASTEST_LIMIT, REF, ", ".join(
+                     "%s %.2fx (fastest %s)" % (m, x, short(lab)) for m, (x, lab) in slow_ref)
+                     if slow_ref else "none of %d models" % measured))
     notes += [
         "requirement '--blas never slower than the plain build' (! above %.2f, the noise "
         "allowance; 'same C': mlbc --blas wrote the plain build's C, no product being one "
@@ -524,8 +539,41 @@ def flag_table(rows):
     return broken, blas_slower
 
 
+def over_fastest(row):
+    """(the reference's latency / the fastest flag set's, that set), or None."""
+    mine = row.timed[REF].median()
+    sets = [(t.median(), lab) for lab, t in row.timed.items()
+            if lab not in ("-O0", "--blas") and t.median()]
+    return (mine / min(sets)[0], min(sets)[1]) if mine and sets else None
+
+
 def gflops(flops, t):
     return flops / t if flops and t else None      # FLOP per ns = GFLOP/s
+
+
+def ort_result(row, notes, mismatches):
+    """ROW's ONNX Runtime peer, its latency and its output check's cell; appends to NOTES
+    why it was not measured, to MISMATCHES how its outputs differ from mlbc's."""
+    ort, check = row.refs.get("ONNX Runtime"), "-"
+    if row.ort_error:
+        notes.append("%s: ONNX Runtime cannot run it: %s" % (row.name, row.ort_error))
+        return ort, None, "ORT fails"
+    if ort is not None and ort.median() is None:
+        notes.append("%s: ONNX Runtime not measured: %s" % (row.name, ort.error))
+    if row.ort_check:
+        err, what = row.ort_check
+        check = "MISMATCH" if what else "ok %.0e" % err if err else "ok 0"
+        if what:
+            mismatches.append("%s: %s" % (row.name, what))
+    return ort, ort.median() if ort else None, check
+
+
+def mismatch_warning(mismatches, where):
+    if mismatches:
+        return ["!" * 78, "WARNING: ONNX Runtime COMPUTES DIFFERENT OUTPUTS from mlbc (beyond "
+                "%.0e relative) for: %s\n(their mlbc/ORT ratios are left out of %s)"
+                % (peers.CHECK_RTOL, "; ".join(mismatches), where), "!" * 78]
+    return []
 
 
 def peers_table(rows, ceiling, ort_ok, torch_ok):
@@ -539,15 +587,7 @@ def peers_table(rows, ceiling, ort_ok, torch_ok):
                       if lab not in ("-O0", "--blas") and t.median())
         g, gb = gflops(r.flops, mine), gflops(r.flops, fastest[0])
         pct = (lambda x: "%.1f" % (100 * x / ceiling) if x and ceiling else "-")
-        ort, check = r.refs.get("ONNX Runtime"), "-"
-        if ort is not None and ort.median() is None:
-            notes.append("%s: ONNX Runtime not measured: %s" % (r.name, ort.error))
-        if r.ort_check:
-            err, what = r.ort_check
-            check = "MISMATCH" if what else "ok %.0e" % err if err else "ok 0"
-            if what:
-                mismatches.append("%s: %s" % (r.name, what))
-        t_ort = ort.median() if ort else None
+        ort, t_ort, check = ort_result(r, notes, mismatches)
         if t_ort and r.ort_check and not r.ort_check[1]:
             headline.append(mine / t_ort)
         lt = r.refs.get("libtorch")
@@ -569,14 +609,59 @@ def peers_table(rows, ceiling, ort_ok, torch_ok):
                      "(%s to %s); mlbc faster on %d of them" % (
                          REF, gm, len(headline), ratio(min(headline), 1),
                          ratio(max(headline), 1), sum(x < 1 for x in headline)))
-    if mismatches:
-        notes.append("!" * 78)
-        notes.append("WARNING: ONNX Runtime COMPUTES DIFFERENT OUTPUTS from mlbc (beyond %.0e "
-                     "relative) for: %s\n(their mlbc/ORT ratios are left out of the headline)"
-                     % (peers.CHECK_RTOL, "; ".join(mismatches)))
-        notes.append("!" * 78)
+    notes += mismatch_warning(mismatches, "the headline")
     table("against the FLOP ceiling and the peers (mlbc/ORT, mlbc/libtorch: below 1 = mlbc "
           "faster)", header, lines, notes)
+
+
+def nearest_rank(sorted_values, q):
+    return sorted_values[max(0, math.ceil(q * len(sorted_values)) - 1)]
+
+
+def gen_table(rows, ort_why, seed):
+    """models/gen.py's sample: per network the reference's latency, its ratio to the fastest
+    flag set and to ONNX Runtime; under it the distribution of mlbc/ORT (median, p90, worst,
+    the worst networks with the command that regenerates each) against issue 31's targets."""
+    lines, notes, mismatches, ratios, refused = [], [], [], [], 0
+    for r in rows:
+        mine = r.error is None and r.timed[REF].median()
+        if not mine:
+            notes.append("%s: not measured: %s" % (r.name, r.error or r.timed[REF].error))
+            continue
+        fast = over_fastest(r)
+        ort, t_ort, check = ort_result(r, notes, mismatches)
+        refused += bool(r.ort_error)
+        if t_ort and r.ort_check and not r.ort_check[1]:
+            ratios.append((mine / t_ort, r.name))
+        lines.append([r.name, si(r.params), si(r.flops), ns(mine),
+                      "%.0f" % (r.timed[REF].spread() * 100),
+                      "%.2f%s" % (fast[0], "!" if fast[0] > FASTEST_LIMIT else "")
+                      if fast else "-"]
+                     + ([ns(t_ort), ratio(mine, t_ort), check] if not ort_why else []))
+    notes += mismatch_warning(mismatches, "the distribution")
+    if ort_why:
+        notes.insert(0, "mlbc/ORT: not measured: %s" % ort_why)
+    elif ratios:
+        ratios.sort()
+        values = [x for x, _ in ratios]
+        stats = {"median": statistics.median(values), "p90": nearest_rank(values, 0.9),
+                 "worst": values[-1]}
+        notes[:0] = [
+            "DISTRIBUTION mlbc (%s) / ONNX Runtime over %d networks: median %.2f, p90 %.2f, "
+            "worst %.2f; mlbc faster on %d (left out: %d that ONNX Runtime cannot run, %d whose "
+            "outputs differ)" % (REF, len(values), stats["median"], stats["p90"], stats["worst"],
+                                 sum(x < 1 for x in values), refused, len(mismatches)),
+            "targets (issue 31): " + ", ".join(
+                "%s <= %.1f %s" % (k, lim, "met" if stats[k] <= lim else "NOT met")
+                for k, lim in GEN_TARGETS),
+            "worst networks (regenerate one: /usr/bin/python3 models/gen.py --seed %d --index "
+            "I -o x.onnx):" % seed] + ["  %.2f  %s" % w for w in reversed(ratios[-5:])]
+    table("distribution over the generated networks (models/gen.py, seed %d): %s ns/run, over "
+          "the fastest flag set (! above %.2f), against ONNX Runtime (mlbc/ORT below 1: mlbc "
+          "faster)"
+          % (seed, REF, FASTEST_LIMIT),
+          ["network", "params", "FLOPs", REF + " ns", "IQR %", "O2/fastest"]
+          + (["ORT ns", "mlbc/ORT", "ORT outputs"] if not ort_why else []), lines, notes)
 
 
 def gemm_table(gemm, ceiling, path_name):
@@ -698,6 +783,42 @@ def kind_rows(args, work):
     return rows
 
 
+def ort_version(ort, rows):
+    """(ONNX Runtime's version, None) from the first model of ROWS it runs, or (None, why):
+    it refuses some valid models (layout=1 recurrences), which says nothing of the others."""
+    why = None
+    for row in rows:
+        if row.error is None:
+            try:
+                return peers.ort_version(ort, row.model, ENV), None
+            except peers.Error as e:
+                why = why or str(e)
+    return None, why or "no model to run"
+
+
+def gen_rows(args, work):
+    """Rows for models/gen.py's sample (networks 0..N-1 of the seed) in WORK/gen/; [] and a
+    line saying why when there is none."""
+    if not args.gen_count:
+        return []
+    mod, why = peers.load_gen(args.gen)
+    if mod is None:
+        print("generated networks: skipped: %s" % why)
+        return []
+    out_dir = os.path.join(work, "gen")
+    os.makedirs(out_dir, exist_ok=True)
+    rows = []
+    try:
+        for name, model in mod.networks(args.gen_seed, args.gen_count):
+            path = os.path.join(out_dir, name + ".onnx")
+            onnx.save(model, path)
+            rows.append(Row(name, path, full=True, group="gen"))
+    except Exception as e:      # noqa: BLE001  (someone else's module)
+        print("generated networks: network %d of seed %d: %s: %s"
+              % (len(rows), args.gen_seed, type(e).__name__, e))
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build")
@@ -719,6 +840,12 @@ def main():
                     "(default $MLBC_ORT_PEER or %(default)s); 'none' to leave ORT out")
     ap.add_argument("--kinds", default=os.path.join(ROOT, "models", "kinds.py"),
                     help="the network-kinds module (default models/kinds.py)")
+    ap.add_argument("--gen", default=os.path.join(ROOT, "models", "gen.py"),
+                    help="the generator of random networks (default models/gen.py)")
+    ap.add_argument("--gen-seed", type=int, default=GEN_SEED,
+                    help="its seed (default %(default)s)")
+    ap.add_argument("--gen-count", type=int, default=None,
+                    help="how many of its networks (default %d, --quick 0)" % GEN_COUNT)
     ap.add_argument("--stat", choices=sorted(STATS), default="median",
                     help="latency of a program from its batches: median (default) or min, "
                     "the fastest batch (for a machine busy with other jobs)")
@@ -726,6 +853,8 @@ def main():
                     help="parallel compiles (default: the number of CPUs)")
     args = ap.parse_args()
     rounds = args.rounds or (3 if args.quick else 8)
+    if args.gen_count is None:
+        args.gen_count = 0 if args.quick else GEN_COUNT
     global STAT
     STAT = STATS[args.stat]
     os.chdir(ROOT)
@@ -750,9 +879,9 @@ def main():
     gemm = peers.PeakTimed(cc(["-O2", os.path.join(HERE, "gemm_shapes.c")],
                               os.path.join(work, "gemm_shapes")))
     peer = libtorch_peer(work)
-    ort, why = peers.ort_peer(args.ort, ENV)
+    ort, ort_why = peers.ort_peer(args.ort, ENV)
     if ort is None:
-        print("ONNX Runtime peer: skipped (no ORT columns): %s" % why)
+        print("ONNX Runtime peer: skipped (no ORT columns): %s" % ort_why)
     stream = harness(work, "stream", ["-O3", "-march=native", "-funroll-loops"], "stream")
     dram_bytes = max(64 << 20, 2 * largest_cache_bytes())
     dram = timed(stream, str(dram_bytes))
@@ -760,7 +889,8 @@ def main():
     keep = (lambda name: re.search(args.models, name)) if args.models else (lambda name: True)
     models = [Row(p[:-5], os.path.join("models", p), full=True, group="models")
               for p in sorted(os.listdir("models")) if p.endswith(".onnx")]
-    models = [r for r in models + kind_rows(args, work) if keep(r.name)]
+    models = [r for r in models + kind_rows(args, work) + gen_rows(args, work)
+              if keep(r.name)]
     shapes = [s for s in FC_SHAPES if keep("fc %dx%d" % s) or keep("fc %dx%d --blas" % s)]
     refs = {(n, m): fc_references(work, n, m, stream) for n, m in shapes}
     fc_paths = {(n, m): fc_model(work, n, m) for n, m in shapes}
@@ -768,12 +898,12 @@ def main():
            for shape in shapes for flags in ([], ["--blas"])
            if keep(" ".join(["fc %dx%d" % shape] + flags))]
     if ort and models:
-        try:
-            print("ONNX Runtime peer: %s (ONNX Runtime %s, 1 intra-op thread)"
-                  % (ort, peers.ort_version(ort, models[0].model, ENV)))
-        except peers.Error as e:
-            print("ONNX Runtime peer: skipped (no ORT columns): ortbench does not run: %s" % e)
-            ort = None
+        version, why = ort_version(ort, models)
+        if version:
+            print("ONNX Runtime peer: %s (ONNX Runtime %s, 1 intra-op thread)" % (ort, version))
+        else:
+            print("ONNX Runtime peer: skipped (no ORT columns): ortbench does not run: %s" % why)
+            ort, ort_why = None, "ortbench does not run: %s" % why
 
     t0 = time.time()
     todo = [r for r in models + fcs if r.error is None]
@@ -822,12 +952,19 @@ def main():
              BATCHES_PER_ROUND, rounds, " (ONNX Runtime: of one ~8 ms ortbench per round)"
              if ort else "", REF))
     groups = [("example models (models/*.onnx)", [r for r in models if r.group == "models"]),
-              ("shape families (models/kinds.py)", [r for r in models if r.group == "kinds"])]
+              ("shape families (models/kinds.py)", [r for r in models if r.group == "kinds"]),
+              ("generated networks (models/gen.py, seed %d)" % args.gen_seed,
+               [r for r in models if r.group == "gen"])]
     for title, rows in groups:
         mlbc_table(title, rows, dram_bw, ["libtorch"] if peer and rows is groups[0][1] else [])
     if models:
         flag_table(models)
-        peers_table(models, ceiling, bool(ort), bool(peer))
+    named = [r for r in models if r.group != "gen"]
+    if named:
+        peers_table(named, ceiling, bool(ort), bool(peer))
+    generated = [r for r in models if r.group == "gen"]
+    if generated:
+        gen_table(generated, None if ort else ort_why, args.gen_seed)
     gemm_table(gemm, ceiling, names[path])
     if fcs:
         mlbc_table("fully-connected layer y = x.W + b, float32, batch 1, N inputs x M outputs",

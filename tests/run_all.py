@@ -38,6 +38,8 @@ def programs(build):
         ("example models against their references", [PY, "tests/test_models.py"] + b, ALONE),
         ("older exporters' models (opsets 1-6) and splat constants",
          [PY, "tests/test_legacy.py"] + b, PAIRED),
+        ("random policy-shaped networks (models/gen.py) against onnx_np",
+         [PY, "tests/test_gen.py"] + b, ALONE),
         ("ONNX backend node suite", [PY, "tests/test_node.py"] + b, ALONE),
         ("generated code under ASan+UBSan (every 8th node test; all: make check-full)",
          [PY, "tests/test_node.py", "--sanitize", "--every", "8"] + b, ALONE),

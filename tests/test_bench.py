@@ -1,8 +1,9 @@
 """make bench still works: a benchmark program that stopped building (bench/gemm_shapes.c after
 a template was split) was found only when somebody ran the benchmark. Here bench/run.py runs
-briefly into its own directory: one round, two example models and one layer shape, no round
-trip, no ONNX Runtime. Each table must have its rows and numbers in them; no timing is
-asserted. The bench's C programs must also compile without -Wall warnings."""
+briefly into its own directory: one round, two example models, two of models/gen.py's random
+networks and one layer shape, no round trip, no ONNX Runtime. Each table must have its rows
+and numbers in them; no timing is asserted. The bench's C programs must also compile without
+-Wall warnings."""
 import argparse
 import os
 import re
@@ -16,6 +17,8 @@ ROOT = mlbctest.ROOT
 BENCH = os.path.join(ROOT, "bench")
 MODELS = ("inliner", "dqn")
 FC = "fc 500x1"
+GEN_SEED, GEN_COUNT = 31, 2          # the first networks of bench/run.py's default sample
+GEN = r"^g%d_\d+_" % GEN_SEED
 # bench/*.c that build alone (model_main.c is built per model, roundtrip.c with the gRPC
 # runtime, both by the run below)
 STANDALONE = ("harness", "peak", "gemm_shapes", "stream", "naive_fc", "blas_fc")
@@ -72,6 +75,26 @@ def check_report(report):
         result(row(fc, name) is not None, "layer table: %s" % name, "\n".join(fc or []))
     result("requirement 'GEMM-bound layers reach 60% of the ceiling'" in report,
            "the GEMM requirement is stated", "missing")
+    check_generated(report, flags)
+
+
+def check_generated(report, flags):
+    """models/gen.py's networks: in the flag-set table (with the O2/fastest ratio that flags a
+    reference more than 1.25x the fastest build) and in their own table."""
+    named = [x for x in flags or [] if re.match(GEN, x)]
+    result(len(named) == GEN_COUNT and all(len(re.findall(NUMBER, x)) >= 9 for x in named),
+           "flag-set table: %d generated networks with their figures" % GEN_COUNT,
+           "\n".join(flags or ["(no table)"]))
+    result(re.search(r"^flagged: gcc -O2 more than 1\.25x the fastest", report, re.M) is not None,
+           "flag-set table: the 1.25x-the-fastest-build flag is stated", "no 'flagged:' line")
+    dist = section(report, "distribution over the generated networks")
+    rows = [x for x in dist or [] if re.match(GEN, x)]
+    result(len(rows) == GEN_COUNT and all(re.search(r"\s%s\s+%s\s" % (NUMBER, NUMBER), x)
+                                          for x in rows),
+           "generated networks' table: %d rows with ns/run" % GEN_COUNT,
+           "\n".join(dist or ["(no table)"]))
+    result(any(x.startswith("mlbc/ORT: not measured: --ort none") for x in dist or []),
+           "generated networks' table: says why there is no mlbc/ORT", "\n".join(dist or []))
 
 
 def main():
@@ -80,10 +103,11 @@ def main():
     args = ap.parse_args()
     check_warnings()
     with tempfile.TemporaryDirectory(prefix="mlbc-bench-") as out:
-        pattern = "^(%s)$|^%s" % ("|".join(MODELS), FC)
+        pattern = "^(%s)$|^%s|%s" % ("|".join(MODELS), FC, GEN)
         r = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--build",
                             args.build, "--out", out, "--quick", "--rounds", "1", "--models",
-                            pattern, "--no-roundtrip", "--ort", "none"],
+                            pattern, "--no-roundtrip", "--ort", "none", "--gen-seed",
+                            str(GEN_SEED), "--gen-count", str(GEN_COUNT)],
                            capture_output=True, text=True, timeout=600, cwd=ROOT)
         result(r.returncode == 0, "bench/run.py runs", (r.stderr or r.stdout)[-600:])
         report_file = os.path.join(out, "report.txt")

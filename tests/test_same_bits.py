@@ -40,14 +40,15 @@ FLOAT_FMA = re.compile(r"\bvf(n?m(?:add|sub)|maddsub|msubadd)\w*(ps|ss)\b")
 # Node tests: the families policy networks are made of, and the arithmetic around them. The
 # first test (in name order) of each prefix: the kernels' tile cases are covered by the
 # GEMM and Conv sweeps below, so more tests per prefix mostly repeat them (and cost test time);
-# MatMul and Conv are left to the sweeps (Gemm stays, for alpha and beta).
+# MatMul and Conv are left to the sweeps (Gemm stays, for alpha and beta); element-wise sums
+# and products, sigmoid and tanh to the example models (the LSTM and GRU run all of them).
 NODE_PREFIXES = [
     "gemm", "einsum", "convtranspose", "lstm", "gru", "rnn",
     "softmax_", "logsoftmax", "layer_normalization_3d", "batchnorm", "instancenorm", "lrn",
-    "reduce_sum_square", "reduce_log_sum_exp", "reduce_mean", "reduce_l2", "sigmoid",
-    "tanh", "leakyrelu", "elu", "selu", "hardsigmoid", "hardswish", "gelu", "softplus",
+    "reduce_sum_square", "reduce_log_sum_exp", "reduce_mean", "reduce_l2",
+    "leakyrelu", "elu", "selu", "hardsigmoid", "hardswish", "gelu", "softplus",
     "averagepool_2d", "globalaveragepool", "resize_upsample_scales_linear", "resize_downsample",
-    "gridsample", "det", "dft", "blackmanwindow", "mean", "pow", "mul", "add", "sum",
+    "gridsample", "det", "dft", "blackmanwindow", "pow",
     "resize_upsample_scales_cubic", "resize_tf_crop_and_resize", "gridsample_bicubic",
     "roialign", "stft", "melweightmatrix", "range_float", "nllloss_NCd1_weight",
     "sce_mean_weight", "qlinearmatmul", "nonmaxsuppression",
