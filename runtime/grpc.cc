@@ -149,31 +149,30 @@ bool check_token(const std::string &t, const char *from, char *err, size_t errle
     return ok;
 }
 
-/* The token in path, a file only its owner (this user) may read or write: a secret in a
- * file, as ssh keys are, stays out of `ps` and of children's environments. Its line end is
- * not part of it. False with err set. */
+/* A secret in a file, as ssh keys are: only its owner (this user) may read or write it. */
+const trust_rule kTokenFile = {
+    "grpc: ", "token_file", S_IFREG, S_IRWXG | S_IRWXO,
+    "a token others can read is no secret, one they can write is theirs: chmod 600 it"
+};
+
+/* The token in path (kTokenFile, checked on the descriptor; O_NONBLOCK, so that a FIFO at
+ * the path is refused, not waited on). It stays out of `ps` and children's environments;
+ * its line end is not part of it. False with err set. */
 bool read_token_file(const char *path, std::string *out, char *err, size_t errlen)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) {
         set_err(err, errlen, "grpc: cannot read token_file %s: %s", path, strerror(errno));
-        if (fd >= 0)
-            close(fd);
         return false;
     }
     char buf[kMaxToken + 2];
-    ssize_t n = S_ISREG(st.st_mode) ? read(fd, buf, sizeof buf) : -1;
+    ssize_t n = check_ours(fd, path, &kTokenFile, err, errlen) ? -2 : read(fd, buf, sizeof buf);
+    int e = errno;
     close(fd);
-    if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
-        set_err(err, errlen, "grpc: token_file %s must be a regular file of this user that "
-                "group and others can neither read nor write (chmod 600 %s)", path, path);
+    if (n == -1)
+        set_err(err, errlen, "grpc: cannot read token_file %s: %s", path, strerror(e));
+    if (n < 0)
         return false;
-    }
-    if (n < 0) {
-        set_err(err, errlen, "grpc: cannot read token_file %s: %s", path, strerror(errno));
-        return false;
-    }
     out->assign(buf, (size_t)n);
     if (!out->empty() && out->back() == '\n')
         out->pop_back();

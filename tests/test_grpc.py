@@ -722,7 +722,9 @@ def test_token_sources(exe, build_dir, tmp):
     with open(twice, "w") as f:
         f.write(TWICE)
     serve = [os.path.join(build_dir, "mlbc-serve"), "--model", twice, "--listen", LOCAL + ":0"]
-    for path, what in ((loose, "readable by its group"), (tmp, "a directory")):
+    fifo = os.path.join(tmp, "token.fifo")     # refused, not waited on for a writer
+    os.mkfifo(fifo, 0o600)
+    for path, what in ((loose, "readable by its group"), (tmp, "a directory"), (fifo, "a FIFO")):
         rc, err = refused_start(serve + ["--token-file", path])
         check("token file: one %s is refused at start" % what,
               rc == 1 and "chmod 600" in err, "rc %s: %s" % (rc, err[-300:]))
