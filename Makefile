@@ -232,7 +232,12 @@ FUZZ_TIMEOUT ?= 1
 FUZZ_EXTRA   ?=
 FUZZ_CC      ?= clang-19
 FUZZ_DIR      = $(BUILD)/fuzz
-FUZZ_CFLAGS   = -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,address,undefined \
+# The sanitizers: a long campaign may drop address (about 10x the executions a second) and
+# replay its corpus under the default build afterwards (docs/FUZZING.md).
+FUZZ_SAN     ?= address,undefined
+FUZZ_OPT     ?= -O1
+FUZZ_CFLAGS   = $(FUZZ_OPT) -g -fno-omit-frame-pointer -fsanitize=fuzzer-no-link,$(FUZZ_SAN) \
+                -fsanitize-coverage-ignorelist=$(CURDIR)/fuzz/coverage.ignore \
                 -fno-sanitize-recover=all -DMLBC_FUZZ
 FUZZ_TARGETS  = model text names json logread pipe desc
 FUZZ_BINS     = $(FUZZ_TARGETS:%=$(FUZZ_DIR)/fuzz-%)
@@ -252,7 +257,7 @@ FUZZ_ASAN_names = detect_leaks=0
 
 fuzz-build: $(FUZZ_BINS)
 
-$(FUZZ_DIR)/obj/.built: $(SRCS) $(RT_SRCS) $(wildcard compiler/*.h runtime/*.h) \
+$(FUZZ_DIR)/obj/.built: $(SRCS) $(RT_SRCS) fuzz/coverage.ignore $(wildcard compiler/*.h runtime/*.h) \
                         compiler/front/text_lex.l compiler/front/text_parse.y $(TMPLS)
 	CFLAGS='$(FUZZ_CFLAGS)' $(MAKE) -s BUILD=$(FUZZ_DIR)/obj CC=$(FUZZ_CC) fuzz-objs
 	touch $@

@@ -32,5 +32,10 @@
                                                  backward on alternate steps: 1.05x faster
                                                  for LSTM hidden 256 on a 1 MiB L2 */
 #define MLBC_SWEEP_BLOCKS 4
+#define MLBC_PATHS_MIN 256                    /* a kernel of plain loops over at least this
+                                                 many elements is compiled for AVX2 and
+                                                 AVX-512 too (kernel_paths): below it a
+                                                 call costs more than the wider vectors save,
+                                                 and each path is more to compile */
 
 #endif

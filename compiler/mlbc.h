@@ -401,6 +401,7 @@ const char *workspace_ref(Emit *e, const Node *n);
  * one function. Returns the function name. */
 const char *kernel(Emit *e, Node *n, const char *tmpl, ...);
 const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv);
+const char *kernel_paths(Emit *e, Node *n, int64_t work, const char *tmpl, ...);
 /* Template TMPL with substitutions as kernel() takes them, as text rather than a function: a
  * part of a kernel that an emitter repeats or chooses, given to kernel() as a key's value. */
 const char *fragment(const char *tmpl, ...);

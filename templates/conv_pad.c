@@ -9,6 +9,6 @@ static void ${FN}(const float *restrict x, float *restrict xp)
 {
     memset(xp, 0, sizeof(float) * ${XN});
     ${FOR_R} {
-${ROW}        memcpy(xp + ${DST}, x + r * ${IW}, sizeof(float) * ${IW});
+${ROW}        mlbc_copy(xp + ${DST}, x + r * ${IW}, sizeof(float) * ${IW});
     }
 }

@@ -12,6 +12,8 @@
 /* unused: mlbc_gemv_f32's fallback takes the C path of templates/gemm_tile_f32.c and none of
  * the x86 tiles beside it */
 #define MLBC_TILE static inline __attribute__((always_inline, unused))
+/* The loops of a kernel with paths (templates/isa_paths.c), inlined into each path. */
+#define MLBC_LOOPS static inline __attribute__((always_inline))
 /* gcc tunes the paths for a generic CPU whatever -mtune or -march says: tuned for AMD Zen
  * (-march=native there) it keeps the tiles' row pointers in vector registers, and the
  * products ran 1.25x slower. clang takes no tune= here. */
@@ -32,6 +34,7 @@
 #endif
 #else
 #define MLBC_X86 0
+#define MLBC_LOOPS static
 #endif
 /* AArch64 always has NEON with fused multiply-add: no run-time choice there. */
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && defined(__ARM_NEON) && \

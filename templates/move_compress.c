@@ -16,7 +16,7 @@ static int ${FN}(const ${T} *restrict x, const uint8_t *restrict cond, ${T} *res
     ${FOR_O}
         for (j = 0; j < ${NM}; j++)
             if (cond[j]) {
-                memcpy(y, x + (o * ${N} + j) * ${INNER}, ${INNER} * sizeof *y);
+                mlbc_copy(y, x + (o * ${N} + j) * ${INNER}, ${INNER} * sizeof *y);
                 y += ${INNER};
             }
     return 0;

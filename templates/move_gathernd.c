@@ -10,7 +10,7 @@ static int ${FN}(const ${T} *restrict x, const ${IT} *restrict ind, ${T} *restri
         ${FOR_M} {
             const ${IT} *t = ind + (b * ${M} + m) * ${K};
             off = b * ${XB};
-${COORDS}            memcpy(y + (b * ${M} + m) * ${S}, x + off, ${S} * sizeof *y);
+${COORDS}            mlbc_copy(y + (b * ${M} + m) * ${S}, x + off, ${S} * sizeof *y);
         }
     return 0;
 }

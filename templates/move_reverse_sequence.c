@@ -12,7 +12,7 @@ static int ${FN}(const ${T} *restrict x, const ${IT} *restrict lens, ${T} *restr
         const long n = (long)lens[b];
         for (t = 0; t < ${TT}; t++) {
             const long s = t < n ? n - 1 - t : t;
-            memcpy(y + b * ${BS} + t * ${TS}, x + b * ${BS} + s * ${TS}, ${INNER} * sizeof *y);
+            mlbc_copy(y + b * ${BS} + t * ${TS}, x + b * ${BS} + s * ${TS}, ${INNER} * sizeof *y);
         }
     }
     return 0;

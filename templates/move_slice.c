@@ -51,7 +51,7 @@ static int ${FN}(const ${T} *restrict x, ${PARAMS}, ${T} *restrict y)
         for (r = 0; r < ${R1}; r++)
             off += (start[r] + idx[r] * step[r]) * xstride[r];
         if (step[${R1}] == 1) {
-            memcpy(y + i * ${LAST}, x + off, ${LAST} * sizeof *y);
+            mlbc_copy(y + i * ${LAST}, x + off, ${LAST} * sizeof *y);
         } else {
             ${FOR_LAST}
                 y[i * ${LAST} + k] = x[off + k * step[${R1}]];

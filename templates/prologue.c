@@ -12,8 +12,9 @@
 /* align-functions: every function starts on a 64-byte line, so where its loops fall against
  * line boundaries, and with it their speed on some cores (AMD Zen 5: an LSTM 1.2x slower at
  * gcc -O3 -march=native for a 16-byte shift), depends on this file alone, not on the code the
- * linker puts before it. */
-#pragma GCC optimize("fp-contract=off", "align-functions=64")
+ * linker puts before it. no-tree-loop-distribute-patterns: loops stay loops, not memcpy or
+ * memset calls that generic tuning expands into `rep` string instructions (templates/copy.c). */
+#pragma GCC optimize("fp-contract=off", "align-functions=64", "no-tree-loop-distribute-patterns")
 #else
 #pragma STDC FP_CONTRACT OFF
 #endif

@@ -417,6 +417,77 @@ def divs_variants_graph():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
 
 
+def paths_variants_graph():
+    """Kernels compiled for each CPU path (compiler/emit.c, kernel_paths) and rows copied by
+    mlbc_copy, over NaN, infinities and -0: an embedding bag (Gather of 64 rows of 96 floats,
+    ReduceSum, ReduceMean), a tanh-GELU's arithmetic (Pow, Mul, Add), a Where, a
+    BatchNormalization and a Slice, each above MLBC_PATHS_MIN elements; a 255-element Add
+    below it. Returns the model and its feeds."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(23)
+    F, I = onnx.TensorProto.FLOAT, onnx.TensorProto.INT64
+    table = rng.standard_normal((300, 96)).astype(np.float32)
+    table[5, :8] = [np.nan, np.inf, -np.inf, -0.0, 0.0, 1e30, -1e-40, 1e37]
+    x = rng.standard_normal((16, 96)).astype(np.float32) * 3
+    x.flat[::37] = np.nan
+    x.flat[5::41] = -0.0
+    x.flat[7::53] = np.inf
+    feeds = {"ids": rng.integers(-300, 300, 64).astype(np.int64), "x": x,
+             "m": rng.integers(0, 2, (16, 96)).astype(bool),
+             "img": rng.standard_normal((2, 8, 4, 16)).astype(np.float32),
+             "small": rng.standard_normal(255).astype(np.float32)}
+    feeds["ids"][:3] = 5
+    inits = [numpy_helper.from_array(table, "table"),
+             numpy_helper.from_array(np.array(3.0, np.float32), "three"),
+             numpy_helper.from_array(np.array(0.044715, np.float32), "k"),
+             numpy_helper.from_array(np.array(-7.5, np.float32), "fill"),
+             numpy_helper.from_array(np.array([0], np.int64), "ax0"),
+             numpy_helper.from_array(np.array([0, 1], np.int64), "ax01"),
+             numpy_helper.from_array(np.array([1, 8], np.int64), "starts"),
+             numpy_helper.from_array(np.array([15, 88], np.int64), "ends")]
+    for name, c in (("scale", 8), ("bias", 8), ("mean", 8), ("var", 8)):
+        v = rng.uniform(0.5, 2, c) if name == "var" else rng.standard_normal(c)
+        inits.append(numpy_helper.from_array(v.astype(np.float32), name))
+    n = helper.make_node
+    nodes = [n("Gather", ["table", "ids"], ["rows"], axis=0),
+             n("ReduceSum", ["rows", "ax0"], ["bag_sum"], keepdims=0),
+             n("ReduceMean", ["rows"], ["bag_mean"], axes=[0], keepdims=0),
+             n("ReduceMax", ["x"], ["row_max"], axes=[1], keepdims=0),
+             n("Pow", ["x", "three"], ["cube"]),
+             n("Mul", ["cube", "k"], ["kc"]),
+             n("Add", ["x", "kc"], ["gelu_in"]),
+             n("Where", ["m", "gelu_in", "fill"], ["masked"]),
+             n("BatchNormalization", ["img", "scale", "bias", "mean", "var"], ["bn"]),
+             n("Slice", ["x", "starts", "ends", "ax01"], ["rows_cut"]),
+             n("Add", ["small", "small"], ["twice"])]
+    shapes = {"bag_sum": (96,), "bag_mean": (96,), "row_max": (16,), "masked": (16, 96),
+              "bn": (2, 8, 4, 16), "rows_cut": (14, 80), "twice": (255,)}
+    inputs = [helper.make_tensor_value_info("ids", I, (64,)),
+              helper.make_tensor_value_info("x", F, (16, 96)),
+              helper.make_tensor_value_info("m", onnx.TensorProto.BOOL, (16, 96)),
+              helper.make_tensor_value_info("img", F, (2, 8, 4, 16)),
+              helper.make_tensor_value_info("small", F, (255,))]
+    outputs = [helper.make_tensor_value_info(k, F, v) for k, v in shapes.items()]
+    graph = helper.make_graph(nodes, "paths_variants", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
+
+
+def check_paths_variants(mlbc, work):
+    """paths_variants_graph against onnx_np, and which kernels have paths."""
+    def inspect(code):
+        paths = set(re.findall(r"MLBC_AVX512 static void (\w+)_avx512\(", code))
+        kinds_ = sorted({re.sub(r"_\d+$", "", p) for p in paths})
+        want = ["add", "batchnormalization", "mul", "pow", "reducemax", "reducemean",
+                "reducesum", "where"]
+        if kinds_ != want:
+            raise Failure("kernels with paths: %s, not %s" % (kinds_, want))
+        if len(re.findall(r"MLBC_LOOPS void add_\d+_any\(", code)) != 1:
+            raise Failure("the 255-element Add has paths too (or the GELU's Add none)")
+        if code.count("mlbc_copy(") < 3:
+            raise Failure("Gather and Slice do not copy rows through mlbc_copy")
+    return check_graph(mlbc, work, "paths_variants", *paths_variants_graph(), inspect)
+
+
 def check_divs_variants(mlbc, work):
     """The divisions of divs_variants_graph against onnx_np, and that they call the kernel."""
     def inspect(code):
@@ -494,6 +565,8 @@ def main():
             ("float LayerNormalization", lambda: check_layernorm_variants(mlbc, work),
              "variants (row lengths, axes, bias) vs onnx_np"),
             ("float division by one value (Div, Softmax)", lambda: check_divs_variants(mlbc, work),
+             "nodes vs onnx_np"),
+            ("kernels on every CPU path and rows by mlbc_copy", lambda: check_paths_variants(mlbc, work),
              "nodes vs onnx_np"),
             ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
              "kinds"),

@@ -357,7 +357,9 @@ def main():
     markers = {rnn_sweep(root): SWEPT, conv_pool(root): "mlbc_gemm_f32_taps_pool(",
                kernel_cases(root, "layernorm", test_models.layernorm_variants_graph):
                    "mlbc_layernorm_f32(",
-               kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32("}
+               kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32(",
+               kernel_cases(root, "paths", test_models.paths_variants_graph):
+                   ("_avx512(", "mlbc_copy(")}
     models = [conv_sweep(root)] + list(markers) + [gemm_sweep(root)]
     models += sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
     datadir = os.path.join(args.build, "onnx-node-data")

@@ -247,6 +247,7 @@ static const struct {
     /* the LSTM's state pass calls tanh per element; the LSTM calls its array loop too */
     {"mlbc_lstm_state_f32(", "rnn_lstm_state"}, {"mlbc_vtanh_c(", "vmath_tanh"},
     {"mlbc_layernorm_f32(", "norm_layer_f32"}, {"mlbc_vdivs_f32(", "vmath_divs"},
+    {"mlbc_copy(", "copy"},
 };
 
 static void helper(Emit *e, const char *tmpl);
@@ -307,13 +308,19 @@ static const char *wrap_comment(const char *text, int col, const char *lead)
     return b.p ? b.p : "";
 }
 
-const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv)
+/* The text of template TMPL with kv's values, its ${FN} kept. */
+static const char *kernel_text(const char *tmpl, const char **kv)
 {
     /* Every template's comment has ${DOC} alone on its first line, from column 3. */
     for (int i = 0; kv[i]; i += 2)
         if (!strcmp(kv[i], "DOC"))
             kv[i + 1] = wrap_comment(kv[i + 1], 3, "");
-    const char *text = unloop(substitute(tmpl, template_body(tmpl), kv));
+    return unloop(substitute(tmpl, template_body(tmpl), kv));
+}
+
+/* The kernel TEXT under the name it already has, or under a new one, emitted. */
+static const char *instance(Emit *e, Node *n, const char *text)
+{
     for (int i = 0; i < e->ninst; i++)
         if (!strcmp(e->inst[i].text, text))
             return e->inst[i].name;
@@ -324,6 +331,30 @@ const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv)
     buf_puts(&e->kernels, replace_fn(text, name));
     buf_puts(&e->kernels, "\n");
     return name;
+}
+
+const char *kernelv(Emit *e, Node *n, const char *tmpl, const char **kv)
+{
+    return instance(e, n, kernel_text(tmpl, kv));
+}
+
+/* The names of the parameters PARAMS ("const float *restrict x, float *restrict y"), as
+ * arguments ("x, y"): each one's last identifier. */
+static const char *param_names(const char *params)
+{
+    Buf b = {0};
+    for (const char *p = params; *p;) {
+        size_t len = strcspn(p, ",");
+        const char *end = p + len, *id = end;
+        while (id > p && !is_ident_char(id[-1]))
+            id--;
+        const char *start = id;
+        while (start > p && is_ident_char(start[-1]))
+            start--;
+        buf_printf(&b, "%s%.*s", b.len ? ", " : "", (int)(id - start), start);
+        p = *end ? end + 1 : end;
+    }
+    return b.p ? b.p : "";
 }
 
 #define MAX_KV 128
@@ -348,6 +379,29 @@ const char *kernel(Emit *e, Node *n, const char *tmpl, ...)
     gather_kv(tmpl, ap, kv);
     va_end(ap);
     return kernelv(e, n, tmpl, kv);
+}
+
+/* As kernel(), for a template whose "static void ${FN}(...)" is plain C loops over WORK
+ * elements that the C compiler vectorises: from MLBC_PATHS_MIN elements on, the loops become
+ * ${FN}_any and templates/isa_paths.c compiles them for each x86 path and picks one per call. */
+const char *kernel_paths(Emit *e, Node *n, int64_t work, const char *tmpl, ...)
+{
+    const char *kv[MAX_KV];
+    va_list ap;
+    va_start(ap, tmpl);
+    gather_kv(tmpl, ap, kv);
+    va_end(ap);
+    const char *text = kernel_text(tmpl, kv);
+    const char *head = "static void ${FN}(", *at = strstr(text, head);
+    if (work < MLBC_PATHS_MIN || !at)
+        return instance(e, n, text);
+    const char *params = at + strlen(head), *close = strchr(params, ')');
+    const char *p = strf("%.*s", (int)(close - params), params);
+    Buf b = {0};
+    buf_printf(&b, "%.*sMLBC_LOOPS void ${FN}_any(%s", (int)(at - text), text, params);
+    buf_puts(&b, substitute("isa_paths", template_body("isa_paths"),
+                            (const char *[]){"PARAMS", p, "ARGS", param_names(p), NULL}));
+    return instance(e, n, b.p);
 }
 
 const char *fragment(const char *tmpl, ...)

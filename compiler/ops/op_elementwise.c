@@ -407,7 +407,7 @@ static void elem_emit(Emit *e, Node *n)
                    'a' + i, load_elem(t, strf("x%d[%s]", i, l.idx[i + 1])));
     }
     buf_printf(&params, "%s *restrict y", dtype_ctype(y->dt));
-    const char *fn = kernel(e, n, "elementwise",
+    const char *fn = kernel_paths(e, n, numel(y), "elementwise",
         "DOC", strf("%s: %s -> %s%s", n->op, expr, dtype_name(y->dt), shape_str(y)),
         "PARAMS", params.p, "OPEN", l.open, "CLOSE", l.close, "LOADS", loads.p,
         "INDENT", l.indent, "IY", l.idx[0], "STORE", store_elem(y->dt, expr), NULL);

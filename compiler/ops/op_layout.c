@@ -155,7 +155,7 @@ static void copy_body(Buf *b, const Copy *c, const char *xn, const char *yn, siz
     }
     const char *oi = index_expr(c->ooff, nloop, c->ost), *ii = index_expr(c->ioff, nloop, c->ist);
     if (inner)
-        buf_printf(b, "%smemcpy(%s, %s, %s);\n", ind, ptr_plus(yn, oi), ptr_plus(xn, ii),
+        buf_printf(b, "%smlbc_copy(%s, %s, %s);\n", ind, ptr_plus(yn, oi), ptr_plus(xn, ii),
                    lit(c->dim[r - 1] * (int64_t)es));
     else
         buf_printf(b, "%s%s[%s] = %s[%s];\n", ind, yn, oi, xn, ii);

@@ -307,7 +307,7 @@ static void slice_emit_static(Emit *e, Node *n)
     Loops l = loop_nest(a, y->dim, 2, st);
     const char *src = !strcmp(l.idx[1], "0") ? lit(base)
                       : base ? strf("%s + %s", lit(base), l.idx[1]) : l.idx[1];
-    const char *body = run > 1 ? strf("memcpy(y + %s, x + %s, %s * sizeof *y);", l.idx[0], src,
+    const char *body = run > 1 ? strf("mlbc_copy(y + %s, x + %s, %s * sizeof *y);", l.idx[0], src,
                                       lit(run))
                                : strf("y[%s] = x[%s];", l.idx[0], src);
     Buf doc = {0};

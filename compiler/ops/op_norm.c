@@ -468,7 +468,7 @@ static void bn_emit(Emit *e, Node *n)
     const char *loadx = load_elem(x->dt, "xr[i]");
     const char *fn;
     if (!bn_training(n)) {
-        fn = kernel(e, n, "norm_batch",
+        fn = kernel_paths(e, n, numel(x), "norm_batch",
             "DOC", strf("BatchNormalization (inference) of %s%s, epsilon %g", dtype_name(x->dt),
                         shape_str(x), eps),
             "TX", dtype_ctype(x->dt), "TS", dtype_ctype(ts), "TM", dtype_ctype(tm), "CT", CT,

@@ -523,7 +523,7 @@ static const char *reduce_kernel(Emit *e, Node *n, unsigned long mask)
     int rows = g[ng - 1].red;
     const char *body = rows ? gen_rows(g, ng, &c, x->dt, y->dt)
                             : gen_cols(g, ng, &c, x->dt, y->dt);
-    return kernel(e, n, "reduce",
+    return kernel_paths(e, n, numel(x), "reduce",
                   "DOC", strf("%s over axes %s of %s%s -> %s; %s, accumulating in %s", n->op,
                               mask_str(mask, x->rank), dtype_name(x->dt), shape_str(x),
                               shape_str(y), rows ? "rows" : "columns", c.A),
