@@ -420,7 +420,8 @@ def divs_variants_graph():
 def paths_variants_graph():
     """Kernels compiled for each CPU path (compiler/emit.c, kernel_paths) and rows copied by
     mlbc_copy, over NaN, infinities and -0: an embedding bag (Gather of 64 rows of 96 floats,
-    ReduceSum, ReduceMean), a tanh-GELU's arithmetic (Pow, Mul, Add), a Where, a
+    ReduceSum, ReduceMean), a tanh-GELU's arithmetic (Pow, Mul, Add), Pow by 2 (an integer)
+    and 0.5 (products for 2 and 3, powf for 0.5), a Where, a
     BatchNormalization and a Slice, each above MLBC_PATHS_MIN elements; a 255-element Add
     below it. Returns the model and its feeds."""
     from onnx import helper, numpy_helper
@@ -441,6 +442,8 @@ def paths_variants_graph():
              numpy_helper.from_array(np.array(3.0, np.float32), "three"),
              numpy_helper.from_array(np.array(0.044715, np.float32), "k"),
              numpy_helper.from_array(np.array(-7.5, np.float32), "fill"),
+             numpy_helper.from_array(np.array(2, np.int64), "two"),
+             numpy_helper.from_array(np.array(0.5, np.float32), "half"),
              numpy_helper.from_array(np.array([0], np.int64), "ax0"),
              numpy_helper.from_array(np.array([0, 1], np.int64), "ax01"),
              numpy_helper.from_array(np.array([1, 8], np.int64), "starts"),
@@ -454,13 +457,15 @@ def paths_variants_graph():
              n("ReduceMean", ["rows"], ["bag_mean"], axes=[0], keepdims=0),
              n("ReduceMax", ["x"], ["row_max"], axes=[1], keepdims=0),
              n("Pow", ["x", "three"], ["cube"]),
+             n("Pow", ["x", "two"], ["square"]),
+             n("Pow", ["x", "half"], ["root"]),
              n("Mul", ["cube", "k"], ["kc"]),
              n("Add", ["x", "kc"], ["gelu_in"]),
              n("Where", ["m", "gelu_in", "fill"], ["masked"]),
              n("BatchNormalization", ["img", "scale", "bias", "mean", "var"], ["bn"]),
              n("Slice", ["x", "starts", "ends", "ax01"], ["rows_cut"]),
              n("Add", ["small", "small"], ["twice"])]
-    shapes = {"bag_sum": (96,), "bag_mean": (96,), "row_max": (16,), "masked": (16, 96),
+    shapes = {"square": (16, 96), "root": (16, 96), "bag_sum": (96,), "bag_mean": (96,), "row_max": (16,), "masked": (16, 96),
               "bn": (2, 8, 4, 16), "rows_cut": (14, 80), "twice": (255,)}
     inputs = [helper.make_tensor_value_info("ids", I, (64,)),
               helper.make_tensor_value_info("x", F, (16, 96)),
@@ -483,6 +488,8 @@ def check_paths_variants(mlbc, work):
             raise Failure("kernels with paths: %s, not %s" % (kinds_, want))
         if len(re.findall(r"MLBC_LOOPS void add_\d+_any\(", code)) != 1:
             raise Failure("the 255-element Add has paths too (or the GELU's Add none)")
+        if len(re.findall(r"^ +y\[.*\bpowf\(", code, re.M)) != 1:
+            raise Failure("Pow by 2 or 3 calls powf, or Pow by 0.5 does not")
         if code.count("mlbc_copy(") < 3:
             raise Failure("Gather and Slice do not copy rows through mlbc_copy")
     return check_graph(mlbc, work, "paths_variants", *paths_variants_graph(), inspect)

@@ -365,6 +365,23 @@ static const char *vector_fn(const Node *n)
     return NULL;
 }
 
+/* Pow by a constant 2 or 3 of a float type: products, not a libm call per element (which no
+ * path vectorises). x*x rounds the exact square once; the cube is formed in double from the
+ * exact square, then rounded to float; in double, a * a * a. NULL for other Pows, or under
+ * --weights-file, where the exponent is read at run time. */
+static const char *pow_by_products(Emit *e, Node *n, DType et)
+{
+    const Value *b = n->in[1];
+    if (strcmp(n->op, "Pow") || !dtype_is_float(et) || numel(b) != 1 || !value_in_code(e, b))
+        return NULL;
+    double k = value_get_f(b, 0);
+    if (k == 2)
+        return "a * a";
+    if (k == 3)
+        return et == DT_FLOAT ? "(double)a * a * a" : "a * a * a";
+    return NULL;
+}
+
 static void elem_emit(Emit *e, Node *n)
 {
     const Elem *el = find_elem(n);
@@ -383,7 +400,9 @@ static void elem_emit(Emit *e, Node *n)
                  ref(e, n->in[1]), ref(e, y));
         return;
     }
-    int nops = noperands(n, el);
+    DType et = calc_type(el->kind == WHERE ? n->in[1]->dt : n->in[0]->dt);
+    const char *pow = pow_by_products(e, n, et);
+    int nops = pow ? 1 : noperands(n, el);
     /* Operand 0 of the loop nest is the output; operands present in order follow. */
     int64_t st[MLBC_MAX_OPERANDS][MLBC_MAX_RANK];
     Value *ops[MLBC_MAX_OPERANDS];
@@ -396,9 +415,8 @@ static void elem_emit(Emit *e, Node *n)
         }
     Loops l = loop_nest(y->rank, y->dim, k + 1, st);
 
-    /* The expression's type: the first value operand's (Where: input 1). */
-    DType et = calc_type(el->kind == WHERE ? n->in[1]->dt : n->in[0]->dt);
-    const char *expr = libm_suffix(el->expr ? el->expr : el->fn(n, n->in[0]->dt), et);
+    /* The expression's type (et): the first value operand's (Where: input 1). */
+    const char *expr = pow ? pow : libm_suffix(el->expr ? el->expr : el->fn(n, n->in[0]->dt), et);
     Buf params = {0}, loads = {0};
     for (int i = 0; i < k; i++) {
         DType t = ops[i]->dt;
