@@ -333,9 +333,9 @@ def rnn_variants_graph():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), feeds
 
 
-def check_graph(mlbc, work, tag, model, feeds, inspect=None):
-    """MODEL compiled, run on FEEDS and compared with onnx_np, INSPECT(code) checking its
-    generated code first; returns how many nodes."""
+def check_graph(mlbc, work, tag, model, feeds, inspect=None, reference=kinds.reference):
+    """MODEL compiled, run on FEEDS and compared with onnx_np (REFERENCE), INSPECT(code)
+    checking its generated code first; returns how many nodes."""
     onnx.checker.check_model(model, full_check=True)
     wdir = os.path.join(work, tag)
     os.makedirs(wdir, exist_ok=True)
@@ -346,7 +346,7 @@ def check_graph(mlbc, work, tag, model, feeds, inspect=None):
         with open(os.path.join(wdir, "model.c")) as f:
             inspect(f.read())
     in_types, out_types = mlbctest.tensor_types(model)
-    ref = kinds.reference(model, feeds)
+    ref = reference(model, feeds)
     names = [v.name for v in model.graph.output]
     got = mlbctest.execute(exe, wdir, [feeds[v.name] for v in model.graph.input], in_types,
                            [(t, ref[o].shape) for t, o in zip(out_types, names)])
@@ -495,6 +495,67 @@ def check_paths_variants(mlbc, work):
     return check_graph(mlbc, work, "paths_variants", *paths_variants_graph(), inspect)
 
 
+# Depthwise float Conv (templates/conv_depthwise.c): (x's shape, channel multiplier, kernel,
+# strides, dilations, pads, bias, fused Relu). Rows with and without a tail past 16, strides
+# and dilations of 2, asymmetric and no padding, 1-D and 2-D, batches.
+DW_CASES = (((2, 8, 9, 13), 1, 3, 1, 1, (1, 1, 1, 1), True, False),
+            ((1, 6, 17, 20), 2, 3, 2, 1, (1, 0, 0, 1), False, False),
+            ((1, 4, 12, 40), 1, 5, 1, 2, (4, 4, 4, 4), True, True),
+            ((1, 8, 10, 10), 1, 3, 1, 1, (0, 0, 0, 0), True, False),
+            ((2, 16, 50), 1, 5, 1, 1, (2, 2), True, False),
+            ((1, 5, 33), 2, 3, 2, 2, (2, 1), False, True))
+
+
+def depthwise_variants_graph():
+    """DW_CASES, inputs 2% NaN or infinite (but before a Relu) and 2% -0: returns the model
+    and its feeds."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(29)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits, feeds = [], [], [], [], {}
+    for i, (shape, mult, k, s, d, pads, bias, relu) in enumerate(DW_CASES):
+        x, w, y = "x%d" % i, "w%d" % i, "y%d" % i
+        c, nsp = shape[1], len(shape) - 2
+        feeds[x] = rng.standard_normal(shape).astype(np.float32)
+        flat = feeds[x].reshape(-1)
+        if not relu:  # mlbc's Relu makes NaN 0 (op_elementwise.c), onnx_np keeps it
+            flat[rng.random(flat.size) < 0.01] = np.nan
+            flat[rng.random(flat.size) < 0.01] = np.inf
+        flat[rng.random(flat.size) < 0.02] = -0.0
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal((c * mult, 1) + (k,) * nsp).astype(np.float32), w))
+        args = [x, w]
+        if bias:
+            inits.append(numpy_helper.from_array(
+                rng.standard_normal(c * mult).astype(np.float32), "b%d" % i))
+            args.append("b%d" % i)
+        conv = "c%d" % i if relu else y
+        nodes.append(helper.make_node("Conv", args, [conv], group=c, kernel_shape=[k] * nsp,
+                                      strides=[s] * nsp, dilations=[d] * nsp, pads=list(pads)))
+        if relu:
+            nodes.append(helper.make_node("Relu", [conv], [y]))
+        out = [(n + pads[j] + pads[j + nsp] - d * (k - 1) - 1) // s + 1
+               for j, n in enumerate(shape[2:])]
+        outputs.append(helper.make_tensor_value_info(y, F, [shape[0], c * mult] + out))
+    graph = helper.make_graph(nodes, "depthwise_variants", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
+
+
+def check_depthwise_variants(mlbc, work):
+    """DW_CASES against onnx_np (gen.py's grouped Conv), each through the direct kernel."""
+    import gen
+
+    def inspect(code):
+        n = len(re.findall(r"^/\* Conv: .* depthwise \(group \d+\)", code, re.M))
+        relu = len(re.findall(r"depthwise \(group \d+\), \d+ taps, the fused Relu", code))
+        if (n, relu) != (len(DW_CASES), sum(c[7] for c in DW_CASES)):
+            raise Failure("%d direct depthwise kernels (%d with the Relu), not %d (%d)" % (
+                n, relu, len(DW_CASES), sum(c[7] for c in DW_CASES)))
+    return check_graph(mlbc, work, "depthwise_variants", *depthwise_variants_graph(), inspect,
+                       gen.reference)
+
+
 def check_divs_variants(mlbc, work):
     """The divisions of divs_variants_graph against onnx_np, and that they call the kernel."""
     def inspect(code):
@@ -574,6 +635,8 @@ def main():
             ("float division by one value (Div, Softmax)", lambda: check_divs_variants(mlbc, work),
              "nodes vs onnx_np"),
             ("kernels on every CPU path and rows by mlbc_copy", lambda: check_paths_variants(mlbc, work),
+             "nodes vs onnx_np"),
+            ("depthwise Conv, direct", lambda: check_depthwise_variants(mlbc, work),
              "nodes vs onnx_np"),
             ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
              "kinds"),

@@ -359,7 +359,9 @@ def main():
                    "mlbc_layernorm_f32(",
                kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32(",
                kernel_cases(root, "paths", test_models.paths_variants_graph):
-                   ("_avx512(", "mlbc_copy(")}
+                   ("_avx512(", "mlbc_copy("),
+               kernel_cases(root, "depthwise", test_models.depthwise_variants_graph):
+                   "depthwise (group"}
     models = [conv_sweep(root)] + list(markers) + [gemm_sweep(root)]
     models += sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
     datadir = os.path.join(args.build, "onnx-node-data")

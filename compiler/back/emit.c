@@ -395,10 +395,18 @@ const char *kernel_paths(Emit *e, Node *n, int64_t work, const char *tmpl, ...)
     const char *head = "static void ${FN}(", *at = strstr(text, head);
     if (work < MLBC_PATHS_MIN || !at)
         return instance(e, n, text);
+    /* the parameters on one line (the emitter wraps long lines again) */
     const char *params = at + strlen(head), *close = strchr(params, ')');
-    const char *p = strf("%.*s", (int)(close - params), params);
+    Buf one = {0};
+    for (const char *q = params; q < close; q++) {
+        if (!isspace((unsigned char)*q))
+            buf_put(&one, q, 1);
+        else if (one.len && one.p[one.len - 1] != ' ')
+            buf_puts(&one, " ");
+    }
+    const char *p = one.p;
     Buf b = {0};
-    buf_printf(&b, "%.*sMLBC_LOOPS void ${FN}_any(%s", (int)(at - text), text, params);
+    buf_printf(&b, "%.*sMLBC_LOOPS void ${FN}_any(%s%s", (int)(at - text), text, p, close);
     buf_puts(&b, substitute("isa_paths", template_body("isa_paths"),
                             (const char *[]){"PARAMS", p, "ARGS", param_names(p), NULL}));
     return instance(e, n, b.p);

@@ -1082,6 +1082,81 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
 }
 
 /* A float Conv's operands and element types, and ConvInteger's zero points. */
+/* ---- depthwise ---- */
+
+/* A float Conv of one input channel per group (depthwise, any channel multiplier), 1-D or
+ * 2-D, rows of at most DEPTHWISE_ROW outputs, no pool after it: templates/conv_depthwise.c.
+ * Its products would be one column each. */
+#define DEPTHWISE_ROW 4096              /* floats of a row's sums on the stack */
+
+static int depthwise(const ConvK *c)
+{
+    const Geom *g = &c->g;
+    return gemm_eligible(c) && g->G > 1 && g->CG == 1 && g->nsp <= 2 &&
+           g->out[g->nsp - 1] <= DEPTHWISE_ROW && !(c->ep && c->ep->pool_k[0]);
+}
+
+/* The extents of a depthwise Conv's zero-padded input plane (H, W), and its floats; 0 when
+ * there is no padding (the kernel reads x in place). */
+static int64_t depthwise_plane(const Geom *g, int64_t *xh, int64_t *xw)
+{
+    int64_t in3[NSP], pb3[NSP], pe3[NSP];
+    pad3(g, g->in, in3, 1);
+    pad3(g, g->pb, pb3, 0);
+    pad3(g, g->pe, pe3, 0);
+    *xh = in3[1] + pb3[1] + pe3[1];
+    *xw = in3[2] + pb3[2] + pe3[2];
+    return pb3[1] || pe3[1] || pb3[2] || pe3[2] ? *xh * *xw : 0;
+}
+
+static void conv_emit_depthwise(Emit *e, const ConvK *c)
+{
+    const Geom *g = &c->g;
+    int64_t in3[NSP], out3[NSP], k3[NSP], s3[NSP], d3[NSP], pb3[NSP], xh, xw;
+    pad3(g, g->in, in3, 1);
+    pad3(g, g->out, out3, 1);
+    pad3(g, g->k, k3, 1);
+    pad3(g, g->s, s3, 1);
+    pad3(g, g->d, d3, 1);
+    pad3(g, g->pb, pb3, 0);
+    int64_t plane = depthwise_plane(g, &xh, &xw), ow = out3[2], ow16 = ow / 16 * 16;
+    Buf params = {0}, zero = {0}, pad = {0}, tail = {0};
+    buf_printf(&params, "const float *restrict x, const float *restrict w, %sfloat *restrict y%s",
+               c->B ? "const float *restrict bias, " : "", plane ? ", float *restrict xp" : "");
+    if (plane) {
+        buf_printf(&zero, "    for (i = 0; i < %s; i++)\n        xp[i] = 0;\n", lit(plane));
+        buf_printf(&pad, "            for (i = 0; i < %s; i++)\n"
+                         "                mlbc_copy(xp + (i + %s) * %s + %s, xm + i * %s, "
+                         "%s * sizeof *xp);\n",
+                   lit(in3[1]), lit(pb3[1]), lit(xw), lit(pb3[2]), lit(in3[2]), lit(in3[2]));
+    }
+    if (ow > ow16)
+        buf_printf(&tail, "                        for (q = 0; q < %s; q++)\n"
+                          "                            acc[%s + q] = fmaf(wv, xr[(%s + q) * %s], "
+                          "acc[%s + q]);\n",
+                   lit(ow - ow16), lit(ow16), lit(ow16), lit(s3[2]), lit(ow16));
+    const char *fn = kernel_paths(e, c->n, numel(c->Y), "conv_depthwise",
+        "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct",
+                    shape_str(c->X), shape_str(c->Y), (long long)g->G,
+                    (long long)numel_dims(g->nsp, g->k), c->ep ? ", the fused Relu" : ""),
+        "PARAMS", params.p, "ZERO", zero.p ? zero.p : "", "PAD", pad.p ? pad.p : "",
+        "TAIL", tail.p ? tail.p : "", "SRC", plane ? "xp" : "xm",
+        "BIAS", c->B ? "bias[m]" : "0", "STORE", c->ep ? "a > 0 ? a : 0" : "a",
+        "FOR_N", loop_head("", "n", g->N, 1), "M", lit(g->M), "C", lit(g->C),
+        "MULT", lit(g->MG), "IHW", lit(in3[1] * in3[2]), "KHW", lit(k3[1] * k3[2]),
+        "OHW", lit(out3[1] * ow), "OH", lit(out3[1]), "OW", lit(ow), "OW16", lit(ow16),
+        "KH", lit(k3[1]), "KW", lit(k3[2]), "SH", lit(s3[1]), "SW", lit(s3[2]),
+        "DH", lit(d3[1]), "DW", lit(d3[2]), "XW", lit(plane ? xw : in3[2]), NULL);
+    Buf args = {0};
+    buf_printf(&args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
+    if (c->B)
+        buf_printf(&args, "%s, ", ref(e, c->B));
+    buf_puts(&args, ref(e, c->Y));
+    if (plane)
+        buf_printf(&args, ", %s", workspace_ref(e, c->n));
+    stmt(e, "%s(%s);", fn, args.p);
+}
+
 static void conv_setup(Node *n, ConvK *c)
 {
     *c = (ConvK){.n = n, .X = n->in[0], .W = n->in[1], .Y = n->out[0], .ep = n->aux};
@@ -1120,6 +1195,8 @@ int conv_takes_maxpool(Node *conv, Node *pool, ConvEpilogue *ep)
     GemmPlan p;
     conv_setup(conv, &ck);
     ck.ep = ep;
+    if (depthwise(&ck))
+        return 0;
     gemm_plan(&ck, &p);
     return p.nr > 0;
 }
@@ -1131,6 +1208,9 @@ int64_t conv_workspace(Node *n)
     conv_setup(n, &c);
     if (!numel(c.Y) || !gemm_eligible(&c))
         return 0;
+    int64_t xh, xw;
+    if (depthwise(&c))
+        return depthwise_plane(&c.g, &xh, &xw) * 4;
     GemmPlan p;
     gemm_plan(&c, &p);
     return (p.pad_floats + p.buf_floats) * 4;
@@ -1143,6 +1223,10 @@ static void conv_emit(Emit *e, Node *n)
     if (!numel(c.Y))
         return;
     Geom *g = &c.g;
+    if (depthwise(&c)) {
+        conv_emit_depthwise(e, &c);
+        return;
+    }
     if (gemm_eligible(&c)) {
         conv_emit_gemm(e, &c);
         return;

@@ -1,0 +1,35 @@
+// Depthwise float Conv (compiler/op_conv.c, one input channel per group), direct: per output
+// row of a channel, each tap's weight times the input row it reaches, summed into the row's
+// outputs (acc) with explicit fused multiply-adds, the bias first and then the taps in order
+// (kh, kw), padding included as zeros (PAD copies the channel into the zero-bordered xp). So
+// each output is the same chain of fmaf on every path and with every compiler. The row loop
+// goes in blocks of 16 and a tail, of constant trip counts, which gcc -O2 vectorises (with
+// the CPU's FMA on the AVX2 and AVX-512 paths: isa_paths.c).
+/* ${DOC} */
+static void ${FN}(${PARAMS})
+{
+    float acc[${OW}];
+    long n, m, oh, kh, kw, i, q;
+${ZERO}    ${FOR_N}
+        for (m = 0; m < ${M}; m++) {
+            const float *restrict xm = x + (n * ${C} + m / ${MULT}) * ${IHW};
+            const float *restrict wm = w + m * ${KHW};
+            float *restrict ym = y + (n * ${M} + m) * ${OHW};
+${PAD}            for (oh = 0; oh < ${OH}; oh++) {
+                for (i = 0; i < ${OW}; i++)
+                    acc[i] = ${BIAS};
+                for (kh = 0; kh < ${KH}; kh++)
+                    for (kw = 0; kw < ${KW}; kw++) {
+                        const float wv = wm[kh * ${KW} + kw];
+                        const float *restrict xr = ${SRC} + (oh * ${SH} + kh * ${DH}) * ${XW} + kw * ${DW};
+                        for (i = 0; i < ${OW16}; i += 16)
+                            for (q = 0; q < 16; q++)
+                                acc[i + q] = fmaf(wv, xr[(i + q) * ${SW}], acc[i + q]);
+${TAIL}                    }
+                for (i = 0; i < ${OW}; i++) {
+                    const float a = acc[i];
+                    ym[oh * ${OW} + i] = ${STORE};
+                }
+            }
+        }
+}
