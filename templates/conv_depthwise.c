@@ -12,7 +12,7 @@ static void ${FN}(${PARAMS})
     long n, m, oh, kh, kw, i, q;
 ${ZERO}    ${FOR_N}
         for (m = 0; m < ${M}; m++) {
-            const float *restrict xm = x + (n * ${C} + m / ${MULT}) * ${IHW};
+            const float *restrict xm = x + (n * ${C} + ${CH}) * ${IHW};
             const float *restrict wm = w + m * ${KHW};
             float *restrict ym = y + (n * ${M} + m) * ${OHW};
 ${PAD}            for (oh = 0; oh < ${OH}; oh++) {
@@ -21,10 +21,10 @@ ${PAD}            for (oh = 0; oh < ${OH}; oh++) {
                 for (kh = 0; kh < ${KH}; kh++)
                     for (kw = 0; kw < ${KW}; kw++) {
                         const float wv = wm[kh * ${KW} + kw];
-                        const float *restrict xr = ${SRC} + (oh * ${SH} + kh * ${DH}) * ${XW} + kw * ${DW};
+                        const float *restrict xr = ${SRC} + (${ROW}) * ${XW} + ${COL};
                         for (i = 0; i < ${OW16}; i += 16)
                             for (q = 0; q < 16; q++)
-                                acc[i + q] = fmaf(wv, xr[(i + q) * ${SW}], acc[i + q]);
+                                acc[i + q] = fmaf(wv, xr[${AT}], acc[i + q]);
 ${TAIL}                    }
                 for (i = 0; i < ${OW}; i++) {
                     const float a = acc[i];

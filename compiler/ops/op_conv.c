@@ -1109,6 +1109,18 @@ static int64_t depthwise_plane(const Geom *g, int64_t *xh, int64_t *xw)
     return pb3[1] || pe3[1] || pb3[2] || pe3[2] ? *xh * *xw : 0;
 }
 
+/* "V * K", or V when K is 1 */
+static const char *times(const char *v, int64_t k)
+{
+    return k == 1 ? v : strf("%s * %s", v, lit(k));
+}
+
+/* The input column of output FROM + q at stride S */
+static const char *tap_col(const char *from, int64_t s)
+{
+    return s == 1 ? strf("%s + q", from) : strf("(%s + q) * %s", from, lit(s));
+}
+
 static void conv_emit_depthwise(Emit *e, const ConvK *c)
 {
     const Geom *g = &c->g;
@@ -1132,9 +1144,8 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
     }
     if (ow > ow16)
         buf_printf(&tail, "                        for (q = 0; q < %s; q++)\n"
-                          "                            acc[%s + q] = fmaf(wv, xr[(%s + q) * %s], "
-                          "acc[%s + q]);\n",
-                   lit(ow - ow16), lit(ow16), lit(ow16), lit(s3[2]), lit(ow16));
+                          "                            acc[%s + q] = fmaf(wv, xr[%s], acc[%s + q]);\n",
+                   lit(ow - ow16), lit(ow16), tap_col(lit(ow16), s3[2]), lit(ow16));
     const char *fn = kernel_paths(e, c->n, numel(c->Y), "conv_depthwise",
         "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct",
                     shape_str(c->X), shape_str(c->Y), (long long)g->G,
@@ -1143,10 +1154,12 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
         "TAIL", tail.p ? tail.p : "", "SRC", plane ? "xp" : "xm",
         "BIAS", c->B ? "bias[m]" : "0", "STORE", c->ep ? "a > 0 ? a : 0" : "a",
         "FOR_N", loop_head("", "n", g->N, 1), "M", lit(g->M), "C", lit(g->C),
-        "MULT", lit(g->MG), "IHW", lit(in3[1] * in3[2]), "KHW", lit(k3[1] * k3[2]),
-        "OHW", lit(out3[1] * ow), "OH", lit(out3[1]), "OW", lit(ow), "OW16", lit(ow16),
-        "KH", lit(k3[1]), "KW", lit(k3[2]), "SH", lit(s3[1]), "SW", lit(s3[2]),
-        "DH", lit(d3[1]), "DW", lit(d3[2]), "XW", lit(plane ? xw : in3[2]), NULL);
+        "CH", g->MG == 1 ? "m" : strf("m / %s", lit(g->MG)), "IHW", lit(in3[1] * in3[2]),
+        "KHW", lit(k3[1] * k3[2]), "OHW", lit(out3[1] * ow), "OH", lit(out3[1]), "OW", lit(ow),
+        "OW16", lit(ow16), "KH", lit(k3[1]), "KW", lit(k3[2]),
+        "ROW", strf("%s + %s", times("oh", s3[1]), times("kh", d3[1])),
+        "COL", times("kw", d3[2]), "AT", tap_col("i", s3[2]),
+        "XW", lit(plane ? xw : in3[2]), NULL);
     Buf args = {0};
     buf_printf(&args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
     if (c->B)
