@@ -145,6 +145,8 @@ SWEEP_CONV_EXTRA = [  # (x shape, out channels, kernel, strides, dilations, pads
     ((1, 8, 5, 5), 32, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2),
     ((1, 3, 9, 9), 16, (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1),
     ((1, 3, 3, 8), 2, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1),
+    # strided and padded, a row's columns over a tile: templates/conv_im2col.c's bounds pad
+    ((1, 64, 6, 40), 4, (5, 5), (2, 2), (1, 1), (2, 2, 2, 2), 1),
 ]
 
 

@@ -752,6 +752,11 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
         slack = share;
     }
     p->rows &= p->shifted || out3[2] * taps * 4 <= CONV_TILE_BYTES;
+    if (!p->rows && p->padded) {        /* a row's columns are over a tile: templates/
+                                           conv_im2col.c, which pads by its bounds checks */
+        p->padded = 0;
+        memcpy(p->src, in3, sizeof in3);
+    }
     p->tile = p->direct || p->shifted ? osp : tile_pixels(osp, taps * 4, p->rows ? out3[2] : 16,
                                                           CONV_TILE_BYTES);
     p->pad_floats = p->padded ? g->CG * prod3(p->src) + slack : 0;
