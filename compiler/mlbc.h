@@ -254,7 +254,7 @@ enum {
 };
 
 const OpDef *find_op(const char *name); /* ops.c: an ONNX op_type's definition, or NULL */
-/* ops.c: an operator the passes make (op_internal.c): "Check", "Bucketize" */
+/* ops.c: an operator the passes make (op_internal.c): "Check", "Bucketize", "Silu" */
 const OpDef *find_internal_op(const char *name);
 /* What a Conv's kernel applies to each tile of its product (its aux, set by fuse.c): the
  * node's output is then that of the last fused node. */

@@ -50,6 +50,12 @@
 #ifndef MLBC_ISA_MAX
 #define MLBC_ISA_MAX 2
 #endif
+/* a function a model may not call (one of a template's array loops) */
+#if defined(__GNUC__) || defined(__clang__)
+#define MLBC_MAYBE_UNUSED __attribute__((unused))
+#else
+#define MLBC_MAYBE_UNUSED
+#endif
 
 #if MLBC_X86
 /* The path the compiler's target guarantees already (-march=native on an AVX-512 machine,

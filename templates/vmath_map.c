@@ -1,6 +1,8 @@
 // The array loop of the vectorised float functions (templates vmath_exp, vmath_sigmoid,
 // vmath_tanh, vmath_erf): MLBC_VMAP(F) defines F##_f32 from the per-element function F on
 // each path, F##_c, F##_avx512 and F##_avx2. Included after `isa` (the loop calls mlbc_isa()).
+// A template may define more than one array loop (vmath_sigmoid: sigmoid and SiLU), of which a
+// model calls one: MLBC_MAYBE_UNUSED.
 /* y[i] = F(x[i]) for i < n, on the CPU's best path: F##_c, F##_avx512 (16 lanes, the tail
  * masked) and F##_avx2 (8 lanes, the tail through a zero-padded copy) are the same function
  * of one element. x and y may be the same array. */
@@ -36,7 +38,7 @@
                 y[i + j] = b[j]; \
         } \
     } \
-    static void F##_f32(long n, const float *x, float *y) \
+    static MLBC_MAYBE_UNUSED void F##_f32(long n, const float *x, float *y) \
     { \
         int isa = mlbc_isa(); \
         if (isa == 2) \
@@ -48,7 +50,7 @@
     }
 #else
 #define MLBC_VMAP(F) \
-    static void F##_f32(long n, const float *x, float *y) \
+    static MLBC_MAYBE_UNUSED void F##_f32(long n, const float *x, float *y) \
     { \
         long i; \
         for (i = 0; i < n; i++) \

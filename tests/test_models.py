@@ -421,7 +421,8 @@ def paths_variants_graph():
     """Kernels compiled for each CPU path (compiler/emit.c, kernel_paths) and rows copied by
     mlbc_copy, over NaN, infinities and -0: an embedding bag (Gather of 64 rows of 96 floats,
     ReduceSum, ReduceMean), a tanh-GELU's arithmetic (Pow, Mul, Add), Pow by 2 (an integer)
-    and 0.5 (products for 2 and 3, powf for 0.5), a Where, a
+    and 0.5 (products for 2 and 3, powf for 0.5), SiLU (Sigmoid + Mul fused, and not where
+    the sigmoid is an output too), a Where, a
     BatchNormalization and a Slice, each above MLBC_PATHS_MIN elements; a 255-element Add
     below it. Returns the model and its feeds."""
     from onnx import helper, numpy_helper
@@ -464,8 +465,11 @@ def paths_variants_graph():
              n("Where", ["m", "gelu_in", "fill"], ["masked"]),
              n("BatchNormalization", ["img", "scale", "bias", "mean", "var"], ["bn"]),
              n("Slice", ["x", "starts", "ends", "ax01"], ["rows_cut"]),
-             n("Add", ["small", "small"], ["twice"])]
-    shapes = {"square": (16, 96), "root": (16, 96), "bag_sum": (96,), "bag_mean": (96,), "row_max": (16,), "masked": (16, 96),
+             n("Add", ["small", "small"], ["twice"]),
+             n("Sigmoid", ["x"], ["sig"]), n("Mul", ["sig", "x"], ["silu"]),
+             n("Sigmoid", ["img"], ["sig_img"]), n("Mul", ["img", "sig_img"], ["silu_img"])]
+    shapes = {"silu": (16, 96), "silu_img": (2, 8, 4, 16), "sig_img": (2, 8, 4, 16),
+              "square": (16, 96), "root": (16, 96), "bag_sum": (96,), "bag_mean": (96,), "row_max": (16,), "masked": (16, 96),
               "bn": (2, 8, 4, 16), "rows_cut": (14, 80), "twice": (255,)}
     inputs = [helper.make_tensor_value_info("ids", I, (64,)),
               helper.make_tensor_value_info("x", F, (16, 96)),
@@ -490,6 +494,10 @@ def check_paths_variants(mlbc, work):
             raise Failure("the 255-element Add has paths too (or the GELU's Add none)")
         if len(re.findall(r"^ +y\[.*\bpowf\(", code, re.M)) != 1:
             raise Failure("Pow by 2 or 3 calls powf, or Pow by 0.5 does not")
+        calls = re.findall(r"^ +(mlbc_vsilu_f32|mlbc_vsigmoid_f32)\(", code, re.M)
+        if sorted(calls) != ["mlbc_vsigmoid_f32", "mlbc_vsilu_f32"]:
+            raise Failure("SiLU calls %s, not one Sigmoid + Mul fused and one kept (its "
+                          "sigmoid is an output)" % calls)
         if code.count("mlbc_copy(") < 3:
             raise Failure("Gather and Slice do not copy rows through mlbc_copy")
     return check_graph(mlbc, work, "paths_variants", *paths_variants_graph(), inspect)

@@ -242,7 +242,8 @@ static const struct {
     {"mlbc_gemm_f32_c(", "gemm_tile_f32"},
     /* the array loop first, for the same reason */
     {"MLBC_VMAP(", "vmath_map"}, {"mlbc_vexp_f32(", "vmath_exp"},
-    {"mlbc_vsigmoid_f32(", "vmath_sigmoid"}, {"mlbc_vtanh_f32(", "vmath_tanh"},
+    {"mlbc_vsigmoid_f32(", "vmath_sigmoid"}, {"mlbc_vsilu_f32(", "vmath_sigmoid"},
+    {"mlbc_vtanh_f32(", "vmath_tanh"},
     {"mlbc_verf_f32(", "vmath_erf"}, {"mlbc_expk_", "vmath_expk"}, {"mlbc_expneg_", "vmath_expneg"},
     /* the LSTM's state pass calls tanh per element; the LSTM calls its array loop too */
     {"mlbc_lstm_state_f32(", "rnn_lstm_state"}, {"mlbc_vtanh_c(", "vmath_tanh"},

@@ -9,6 +9,10 @@
  * Bucketize: count(q <= x) (or q < x) against sorted constant boundaries q, per feature, as
  * a binary search (templates/fused_bucketize.c); the output keeps the ReduceSum's type and
  * shape.
+ *
+ * Silu: x * sigmoid(x), a float Sigmoid and the Mul of its input by it, in one pass
+ * (mlbc_vsilu_f32, templates/vmath_sigmoid.c): the sigmoid rounded to float, then the product,
+ * as the two nodes computed it.
  */
 #include "mlbc.h"
 
@@ -43,8 +47,16 @@ static double bucketize_flops(Node *n)
     return (double)numel(n->in[0]) * steps;
 }
 
+static void silu_emit(Emit *e, Node *n)
+{
+    if (numel(n->out[0]))
+        stmt(e, "mlbc_vsilu_f32(%s, %s, %s);", lit(numel(n->out[0])), ref(e, n->in[0]),
+             ref(e, n->out[0]));
+}
+
 const OpDef ops_internal[] = {
     {"Check", no_infer, NULL, check_emit, no_flops, OP_OPTIONAL_OUT0}, /* no output */
     {"Bucketize", no_infer, NULL, bucketize_emit, bucketize_flops, 0},
+    {"Silu", no_infer, NULL, silu_emit, NULL, 0},
     {0},
 };

@@ -16,6 +16,10 @@
  * op_conv.c can apply to each tile (conv_takes_maxpool): the MaxPool node becomes the Conv,
  * the epilogue gains the pool, and the Conv's full-size output is never stored.
  *
+ * Sigmoid + Mul (SiLU, as torch exports it): a float Sigmoid whose output only a Mul of its
+ * input by it reads: the Mul node becomes Silu (op_internal.c), one pass instead of two, the
+ * same bits.
+ *
  * MatMul + Add. A float MatMul whose output only an Add of a bias reads (one value per
  * column, or one in all: a Linear layer on a batch of sequences, exported so): the Add node
  * becomes the MatMul with the bias as a third input, the c operand of op_linalg.c's product,
@@ -206,6 +210,24 @@ static int try_conv_pool(Graph *g, Node *conv)
     return 1;
 }
 
+static int try_silu(Graph *g, Node *sig)
+{
+    if (strcmp(sig->op, "Sigmoid") || *sig->domain || sig->nin != 1 || !sig->out[0] ||
+        sig->out[0]->dt != DT_FLOAT || sig->in[0]->dt != DT_FLOAT)
+        return 0;
+    Value *x = sig->in[0], *s = sig->out[0];
+    Node *mul = sole_consumer(g, s);
+    if (!mul || strcmp(mul->op, "Mul") || *mul->domain || mul->nin != 2 || !mul->out[0] ||
+        mul->out[0]->dt != DT_FLOAT || numel(mul->out[0]) != numel(x) ||
+        !((mul->in[0] == x && mul->in[1] == s) || (mul->in[0] == s && mul->in[1] == x)))
+        return 0;
+    mul->def = find_internal_op("Silu");
+    mul->op = "Silu";
+    mul->in[0] = x;
+    mul->nin = 1;
+    return 1;
+}
+
 /* B, a bias of Y: one value per last axis of Y's (its other axes 1), or one in all */
 static int is_bias(const Value *b, const Value *y)
 {
@@ -249,6 +271,7 @@ int fuse_graph(Graph *g)
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             fused += try_bucketize(g, g->nodes[i]) || try_conv_relu(g, g->nodes[i]) ||
-                     try_conv_pool(g, g->nodes[i]) || try_matmul_add(g, g->nodes[i]);
+                     try_conv_pool(g, g->nodes[i]) || try_matmul_add(g, g->nodes[i]) ||
+                     try_silu(g, g->nodes[i]);
     return fused;
 }
