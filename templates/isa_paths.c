@@ -4,35 +4,33 @@
 // them as wide as -march=native does. The paths run the same operations on each element in
 // the same order (no contraction: templates/prologue.c), so the results are the same bits.
 #if MLBC_X86 && MLBC_ISA_TARGET < 2
-MLBC_PATH MLBC_AVX512 static void ${FN}_avx512(${PARAMS})
+MLBC_PATH MLBC_AVX512 static ${RET} ${FN}_avx512(${PARAMS})
 {
-    ${FN}_any(${ARGS});
+    ${RETURN}${FN}_any(${ARGS});
 }
 #endif
 #if MLBC_X86 && MLBC_ISA_TARGET < 1
-MLBC_PATH MLBC_AVX2 static void ${FN}_avx2(${PARAMS})
+MLBC_PATH MLBC_AVX2 static ${RET} ${FN}_avx2(${PARAMS})
 {
-    ${FN}_any(${ARGS});
+    ${RETURN}${FN}_any(${ARGS});
 }
 #endif
 /* ${FN}_any on the CPU's best path */
-static void ${FN}(${PARAMS})
+static ${RET} ${FN}(${PARAMS})
 {
 #if MLBC_X86
     const int isa = mlbc_isa();
+    (void)isa;
 #if MLBC_ISA_TARGET < 2
-    if (isa == 2) {
-        ${FN}_avx512(${ARGS});
-        return;
-    }
+    if (isa == 2)
+        ${RETURN}${FN}_avx512(${ARGS});
+    else
 #endif
 #if MLBC_ISA_TARGET < 1
-    if (isa == 1) {
-        ${FN}_avx2(${ARGS});
-        return;
-    }
+    if (isa == 1)
+        ${RETURN}${FN}_avx2(${ARGS});
+    else
 #endif
-    (void)isa;
 #endif
-    ${FN}_any(${ARGS});
+    ${RETURN}${FN}_any(${ARGS});
 }

@@ -13,7 +13,7 @@ static int ${FN}(const ${T} *restrict x, const ${IT} *restrict ind, ${T} *restri
         ${FOR_K} {
             const long i = (long)ind[k] + (ind[k] < 0 ? ${N} : 0);
             mlbc_copy(y + (o * ${NIDX} + k) * ${INNER}, x + (o * ${N} + i) * ${INNER},
-                   ${INNER} * sizeof *y);
+                      ${INNER} * sizeof *y);
         }
     return 0;
 }

@@ -484,9 +484,9 @@ def paths_variants_graph():
 def check_paths_variants(mlbc, work):
     """paths_variants_graph against onnx_np, and which kernels have paths."""
     def inspect(code):
-        paths = set(re.findall(r"MLBC_AVX512 static void (\w+)_avx512\(", code))
+        paths = set(re.findall(r"MLBC_AVX512 static (?:void|int) (\w+)_avx512\(", code))
         kinds_ = sorted({re.sub(r"_\d+$", "", p) for p in paths})
-        want = ["add", "batchnormalization", "mul", "pow", "reducemax", "reducemean",
+        want = ["add", "batchnormalization", "gather", "mul", "pow", "reducemax", "reducemean",
                 "reducesum", "where"]
         if kinds_ != want:
             raise Failure("kernels with paths: %s, not %s" % (kinds_, want))
@@ -500,7 +500,25 @@ def check_paths_variants(mlbc, work):
                           "sigmoid is an output)" % calls)
         if code.count("mlbc_copy(") < 3:
             raise Failure("Gather and Slice do not copy rows through mlbc_copy")
-    return check_graph(mlbc, work, "paths_variants", *paths_variants_graph(), inspect)
+    nodes = check_graph(mlbc, work, "paths_variants", *paths_variants_graph(), inspect)
+    # the Gather's paths return its status: an index out of range makes run return 2
+    model, feeds = paths_variants_graph()
+    feeds["ids"][7] = 300
+    wdir = os.path.join(work, "paths_range")
+    path = os.path.join(wdir, "model.onnx")
+    os.makedirs(wdir, exist_ok=True)
+    kinds.save(model, path)
+    exe = mlbctest.compile_model(mlbc, path, wdir)
+    in_types, out_types = mlbctest.tensor_types(model)
+    try:
+        mlbctest.execute(exe, wdir, [feeds[v.name] for v in model.graph.input], in_types,
+                         [(t, (1,)) for t in out_types])
+        raise Failure("a Gather index of 300 in a table of 300 rows: run returned 0")
+    except Failure as e:
+        if "run returned 2" not in str(e):
+            raise
+    shutil.rmtree(wdir, ignore_errors=True)
+    return nodes
 
 
 # Depthwise float Conv (templates/conv_depthwise.c): (x's shape, channel multiplier, kernel,

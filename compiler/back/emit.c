@@ -382,9 +382,10 @@ const char *kernel(Emit *e, Node *n, const char *tmpl, ...)
     return kernelv(e, n, tmpl, kv);
 }
 
-/* As kernel(), for a template whose "static void ${FN}(...)" is plain C loops over WORK
- * elements that the C compiler vectorises: from MLBC_PATHS_MIN elements on, the loops become
- * ${FN}_any and templates/isa_paths.c compiles them for each x86 path and picks one per call. */
+/* As kernel(), for a template whose "static void ${FN}(...)" (or "static int") is plain C
+ * loops over WORK elements that the C compiler vectorises: from MLBC_PATHS_MIN elements on,
+ * the loops become ${FN}_any and templates/isa_paths.c compiles them for each x86 path and
+ * picks one per call. */
 const char *kernel_paths(Emit *e, Node *n, int64_t work, const char *tmpl, ...)
 {
     const char *kv[MAX_KV];
@@ -392,8 +393,13 @@ const char *kernel_paths(Emit *e, Node *n, int64_t work, const char *tmpl, ...)
     va_start(ap, tmpl);
     gather_kv(tmpl, ap, kv);
     va_end(ap);
-    const char *text = kernel_text(tmpl, kv);
+    const char *text = kernel_text(tmpl, kv), *ret = "void";
     const char *head = "static void ${FN}(", *at = strstr(text, head);
+    if (!at) {
+        ret = "int";
+        head = "static int ${FN}(";
+        at = strstr(text, head);
+    }
     if (work < MLBC_PATHS_MIN || !at)
         return instance(e, n, text);
     /* the parameters on one line (the emitter wraps long lines again) */
@@ -407,9 +413,10 @@ const char *kernel_paths(Emit *e, Node *n, int64_t work, const char *tmpl, ...)
     }
     const char *p = one.p;
     Buf b = {0};
-    buf_printf(&b, "%.*sMLBC_LOOPS void ${FN}_any(%s%s", (int)(at - text), text, p, close);
+    buf_printf(&b, "%.*sMLBC_LOOPS %s ${FN}_any(%s%s", (int)(at - text), text, ret, p, close);
     buf_puts(&b, substitute("isa_paths", template_body("isa_paths"),
-                            (const char *[]){"PARAMS", p, "ARGS", param_names(p), NULL}));
+                            (const char *[]){"PARAMS", p, "ARGS", param_names(p), "RET", ret,
+                                             "RETURN", *ret == 'i' ? "return " : "", NULL}));
     return instance(e, n, b.p);
 }
 

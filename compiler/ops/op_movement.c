@@ -405,11 +405,13 @@ static void gather_emit(Emit *e, Node *n)
 {
     Value *x = n->in[0], *ind = n->in[1], *y = n->out[0];
     int axis = norm_axis(n, attr_int(n, "axis", 0), x->rank);
-    const char *fn = kernel(e, n, "move_gather",
+    /* rows of 16 elements or more: their copies vectorise (an embedding's rows) */
+    int64_t inner = dims_prod(x->dim, axis + 1, x->rank);
+    const char *fn = kernel_paths(e, n, inner >= 16 ? numel(y) : 0, "move_gather",
         "DOC", strf("Gather axis %d: %s%s by %s%s -> %s", axis, dtype_name(x->dt),
                     shape_str(x), dtype_name(ind->dt), shape_str(ind), shape_str(y)),
         "T", ct(x), "IT", ct(ind), "OUTER", lit(dims_prod(x->dim, 0, axis)),
-        "N", lit(x->dim[axis]), "INNER", lit(dims_prod(x->dim, axis + 1, x->rank)),
+        "N", lit(x->dim[axis]), "INNER", lit(inner),
         "NIDX", lit(numel(ind)), "FOR_O", loop_head("", "o", dims_prod(x->dim, 0, axis), 1),
         "FOR_K", loop_head("", "k", numel(ind), 1), NULL);
     call_checked(e, ind, fn, strf("%s, %s, %s", ref(e, x), ref(e, ind), ref(e, y)),
