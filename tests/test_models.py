@@ -469,7 +469,8 @@ def paths_variants_graph():
              n("Sigmoid", ["x"], ["sig"]), n("Mul", ["sig", "x"], ["silu"]),
              n("Sigmoid", ["img"], ["sig_img"]), n("Mul", ["img", "sig_img"], ["silu_img"])]
     shapes = {"silu": (16, 96), "silu_img": (2, 8, 4, 16), "sig_img": (2, 8, 4, 16),
-              "square": (16, 96), "root": (16, 96), "bag_sum": (96,), "bag_mean": (96,), "row_max": (16,), "masked": (16, 96),
+              "square": (16, 96), "root": (16, 96), "bag_sum": (96,), "bag_mean": (96,),
+              "row_max": (16,), "masked": (16, 96),
               "bn": (2, 8, 4, 16), "rows_cut": (14, 80), "twice": (255,)}
     inputs = [helper.make_tensor_value_info("ids", I, (64,)),
               helper.make_tensor_value_info("x", F, (16, 96)),
@@ -660,7 +661,8 @@ def main():
              "variants (row lengths, axes, bias) vs onnx_np"),
             ("float division by one value (Div, Softmax)", lambda: check_divs_variants(mlbc, work),
              "nodes vs onnx_np"),
-            ("kernels on every CPU path and rows by mlbc_copy", lambda: check_paths_variants(mlbc, work),
+            ("kernels on every CPU path and rows by mlbc_copy",
+             lambda: check_paths_variants(mlbc, work),
              "nodes vs onnx_np"),
             ("depthwise Conv, direct", lambda: check_depthwise_variants(mlbc, work),
              "nodes vs onnx_np"),

@@ -261,6 +261,23 @@ static void pad3(const Geom *g, const int64_t *v, int64_t *out, int64_t fill)
 
 static int64_t prod3(const int64_t *v) { return v[0] * v[1] * v[2]; }
 
+/* The geometry padded to three spatial dimensions (D, H, W) */
+typedef struct Geom3 {
+    int64_t in[NSP], out[NSP], k[NSP], s[NSP], d[NSP], pb[NSP];
+} Geom3;
+
+static Geom3 geom3(const Geom *g)
+{
+    Geom3 t;
+    pad3(g, g->in, t.in, 1);
+    pad3(g, g->out, t.out, 1);
+    pad3(g, g->k, t.k, 1);
+    pad3(g, g->s, t.s, 1);
+    pad3(g, g->d, t.d, 1);
+    pad3(g, g->pb, t.pb, 0);
+    return t;
+}
+
 /* The room for the substitutions of a Conv kernel (pairs and the final NULL). */
 #define CONV_KV 160
 
@@ -270,25 +287,19 @@ static void geom_kv(const Geom *g, const char **kv, int *k)
 {
     if (*k + 2 * 8 * NSP + 1 > CONV_KV)
         die("internal: more than %d substitutions for a Conv kernel", CONV_KV);
-    int64_t in[NSP], out[NSP], ks[NSP], s[NSP], d[NSP], p[NSP];
-    pad3(g, g->in, in, 1);
-    pad3(g, g->out, out, 1);
-    pad3(g, g->k, ks, 1);
-    pad3(g, g->s, s, 1);
-    pad3(g, g->d, d, 1);
-    pad3(g, g->pb, p, 0);
+    Geom3 t = geom3(g);
     const char *ax = "DHW";
     for (int i = 0; i < NSP; i++) {
-        const int64_t *src[] = {in, out, ks, s, d, p};
+        const int64_t *src[] = {t.in, t.out, t.k, t.s, t.d, t.pb};
         const char *pre[] = {"I", "O", "K", "S", "D", "P"};
         for (int j = 0; j < 6; j++) {
             kv[(*k)++] = strf("%s%c", pre[j], ax[i]);
             kv[(*k)++] = lit(src[j][i]);
         }
         kv[(*k)++] = strf("FOR_O%c", ax[i]);
-        kv[(*k)++] = loop_head("", strf("o%c", tolower(ax[i])), out[i], 1);
+        kv[(*k)++] = loop_head("", strf("o%c", tolower(ax[i])), t.out[i], 1);
         kv[(*k)++] = strf("FOR_K%c", ax[i]);
-        kv[(*k)++] = loop_head("", strf("k%c", tolower(ax[i])), ks[i], 1);
+        kv[(*k)++] = loop_head("", strf("k%c", tolower(ax[i])), t.k[i], 1);
     }
 }
 
@@ -1129,14 +1140,9 @@ static const char *tap_col(const char *from, int64_t s)
 static void conv_emit_depthwise(Emit *e, const ConvK *c)
 {
     const Geom *g = &c->g;
-    int64_t in3[NSP], out3[NSP], k3[NSP], s3[NSP], d3[NSP], pb3[NSP], xh, xw;
-    pad3(g, g->in, in3, 1);
-    pad3(g, g->out, out3, 1);
-    pad3(g, g->k, k3, 1);
-    pad3(g, g->s, s3, 1);
-    pad3(g, g->d, d3, 1);
-    pad3(g, g->pb, pb3, 0);
-    int64_t plane = depthwise_plane(g, &xh, &xw), ow = out3[2], ow16 = ow / 16 * 16;
+    Geom3 t = geom3(g);
+    int64_t xh, xw;
+    int64_t plane = depthwise_plane(g, &xh, &xw), ow = t.out[2], ow16 = ow / 16 * 16;
     Buf params = {0}, zero = {0}, pad = {0}, tail = {0};
     buf_printf(&params, "const float *restrict x, const float *restrict w, %sfloat *restrict y%s",
                c->B ? "const float *restrict bias, " : "", plane ? ", float *restrict xp" : "");
@@ -1145,12 +1151,13 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
         buf_printf(&pad, "            for (i = 0; i < %s; i++)\n"
                          "                mlbc_copy(xp + (i + %s) * %s + %s, xm + i * %s, "
                          "%s * sizeof *xp);\n",
-                   lit(in3[1]), lit(pb3[1]), lit(xw), lit(pb3[2]), lit(in3[2]), lit(in3[2]));
+                   lit(t.in[1]), lit(t.pb[1]), lit(xw), lit(t.pb[2]), lit(t.in[2]), lit(t.in[2]));
     }
     if (ow > ow16)
         buf_printf(&tail, "                        for (q = 0; q < %s; q++)\n"
-                          "                            acc[%s + q] = fmaf(wv, xr[%s], acc[%s + q]);\n",
-                   lit(ow - ow16), lit(ow16), tap_col(lit(ow16), s3[2]), lit(ow16));
+                          "                            acc[%s + q] = "
+                          "fmaf(wv, xr[%s], acc[%s + q]);\n",
+                   lit(ow - ow16), lit(ow16), tap_col(lit(ow16), t.s[2]), lit(ow16));
     const char *fn = kernel_paths(e, c->n, numel(c->Y), "conv_depthwise",
         "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct",
                     shape_str(c->X), shape_str(c->Y), (long long)g->G,
@@ -1159,12 +1166,12 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
         "TAIL", tail.p ? tail.p : "", "SRC", plane ? "xp" : "xm",
         "BIAS", c->B ? "bias[m]" : "0", "STORE", c->ep ? "a > 0 ? a : 0" : "a",
         "FOR_N", loop_head("", "n", g->N, 1), "M", lit(g->M), "C", lit(g->C),
-        "CH", g->MG == 1 ? "m" : strf("m / %s", lit(g->MG)), "IHW", lit(in3[1] * in3[2]),
-        "KHW", lit(k3[1] * k3[2]), "OHW", lit(out3[1] * ow), "OH", lit(out3[1]), "OW", lit(ow),
-        "OW16", lit(ow16), "KH", lit(k3[1]), "KW", lit(k3[2]),
-        "ROW", strf("%s + %s", times("oh", s3[1]), times("kh", d3[1])),
-        "COL", times("kw", d3[2]), "AT", tap_col("i", s3[2]),
-        "XW", lit(plane ? xw : in3[2]), NULL);
+        "CH", g->MG == 1 ? "m" : strf("m / %s", lit(g->MG)), "IHW", lit(t.in[1] * t.in[2]),
+        "KHW", lit(t.k[1] * t.k[2]), "OHW", lit(t.out[1] * ow), "OH", lit(t.out[1]), "OW", lit(ow),
+        "OW16", lit(ow16), "KH", lit(t.k[1]), "KW", lit(t.k[2]),
+        "ROW", strf("%s + %s", times("oh", t.s[1]), times("kh", t.d[1])),
+        "COL", times("kw", t.d[2]), "AT", tap_col("i", t.s[2]),
+        "XW", lit(plane ? xw : t.in[2]), NULL);
     Buf args = {0};
     buf_printf(&args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
     if (c->B)
