@@ -523,14 +523,15 @@ def check_paths_variants(mlbc, work):
 
 
 # Depthwise float Conv (templates/conv_depthwise.c): (x's shape, channel multiplier, kernel,
-# strides, dilations, pads, bias, fused Relu). Rows with and without a tail past 16, strides
-# and dilations of 2, asymmetric and no padding, 1-D and 2-D, batches.
-DW_CASES = (((2, 8, 9, 13), 1, 3, 1, 1, (1, 1, 1, 1), True, False),
-            ((1, 6, 17, 20), 2, 3, 2, 1, (1, 0, 0, 1), False, False),
-            ((1, 4, 12, 40), 1, 5, 1, 2, (4, 4, 4, 4), True, True),
-            ((1, 8, 10, 10), 1, 3, 1, 1, (0, 0, 0, 0), True, False),
-            ((2, 16, 50), 1, 5, 1, 1, (2, 2), True, False),
-            ((1, 5, 33), 2, 3, 2, 2, (2, 1), False, True))
+# strides, dilations, pads, bias, fused Relu, a 2x2 MaxPool after it). Rows with and without a
+# tail past 16, strides and dilations of 2, asymmetric and no padding, 1-D and 2-D, batches.
+DW_CASES = (((2, 8, 9, 13), 1, 3, 1, 1, (1, 1, 1, 1), True, False, False),
+            ((1, 6, 17, 20), 2, 3, 2, 1, (1, 0, 0, 1), False, False, False),
+            ((1, 4, 12, 40), 1, 5, 1, 2, (4, 4, 4, 4), True, True, False),
+            ((1, 8, 10, 10), 1, 3, 1, 1, (0, 0, 0, 0), True, False, False),
+            ((2, 16, 50), 1, 5, 1, 1, (2, 2), True, False, False),
+            ((1, 5, 33), 2, 3, 2, 2, (2, 1), False, True, False),
+            ((1, 8, 8, 32), 1, 3, 1, 1, (1, 1, 1, 1), True, True, True))
 
 
 def depthwise_variants_graph():
@@ -540,7 +541,7 @@ def depthwise_variants_graph():
     rng = np.random.default_rng(29)
     F = onnx.TensorProto.FLOAT
     nodes, inputs, outputs, inits, feeds = [], [], [], [], {}
-    for i, (shape, mult, k, s, d, pads, bias, relu) in enumerate(DW_CASES):
+    for i, (shape, mult, k, s, d, pads, bias, relu, pool) in enumerate(DW_CASES):
         x, w, y = "x%d" % i, "w%d" % i, "y%d" % i
         c, nsp = shape[1], len(shape) - 2
         feeds[x] = rng.standard_normal(shape).astype(np.float32)
@@ -557,13 +558,18 @@ def depthwise_variants_graph():
             inits.append(numpy_helper.from_array(
                 rng.standard_normal(c * mult).astype(np.float32), "b%d" % i))
             args.append("b%d" % i)
-        conv = "c%d" % i if relu else y
+        conv = "c%d" % i if relu or pool else y
         nodes.append(helper.make_node("Conv", args, [conv], group=c, kernel_shape=[k] * nsp,
                                       strides=[s] * nsp, dilations=[d] * nsp, pads=list(pads)))
         if relu:
-            nodes.append(helper.make_node("Relu", [conv], [y]))
+            nodes.append(helper.make_node("Relu", [conv], ["r%d" % i if pool else y]))
+        if pool:
+            nodes.append(helper.make_node("MaxPool", ["r%d" % i if relu else conv], [y],
+                                          kernel_shape=[2, 2], strides=[2, 2]))
         out = [(n + pads[j] + pads[j + nsp] - d * (k - 1) - 1) // s + 1
                for j, n in enumerate(shape[2:])]
+        if pool:
+            out = [o // 2 for o in out]
         outputs.append(helper.make_tensor_value_info(y, F, [shape[0], c * mult] + out))
     graph = helper.make_graph(nodes, "depthwise_variants", inputs, outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds

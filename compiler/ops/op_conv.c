@@ -1219,9 +1219,9 @@ int conv_takes_maxpool(Node *conv, Node *pool, ConvEpilogue *ep)
     ConvK ck;
     GemmPlan p;
     conv_setup(conv, &ck);
-    ck.ep = ep;
-    if (depthwise(&ck))
+    if (depthwise(&ck))                 /* its own kernel, the pool a pass after it */
         return 0;
+    ck.ep = ep;
     gemm_plan(&ck, &p);
     return p.nr > 0;
 }
