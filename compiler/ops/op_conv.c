@@ -1101,15 +1101,17 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
 /* ---- depthwise ---- */
 
 /* A float Conv of one input channel per group (depthwise, any channel multiplier), 1-D or
- * 2-D, rows of at most DEPTHWISE_ROW outputs, no pool after it: templates/conv_depthwise.c.
- * Its products would be one column each. */
+ * 2-D, rows of 8 to DEPTHWISE_ROW outputs, no pool after it: templates/conv_depthwise.c.
+ * Its products would be one column each. Shorter rows keep the products: gcc keeps the sums
+ * of a few outputs in memory, a chain of store and load per tap (2.7x clang's time). */
 #define DEPTHWISE_ROW 4096              /* floats of a row's sums on the stack */
 
 static int depthwise(const ConvK *c)
 {
     const Geom *g = &c->g;
-    return gemm_eligible(c) && g->G > 1 && g->CG == 1 && g->nsp <= 2 &&
-           g->out[g->nsp - 1] <= DEPTHWISE_ROW && !(c->ep && c->ep->pool_k[0]);
+    int64_t ow = g->out[g->nsp - 1];
+    return gemm_eligible(c) && g->G > 1 && g->CG == 1 && g->nsp <= 2 && ow >= 8 &&
+           ow <= DEPTHWISE_ROW && !(c->ep && c->ep->pool_k[0]);
 }
 
 /* The extents of a depthwise Conv's zero-padded input plane (H, W), and its floats; 0 when
@@ -1158,7 +1160,8 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
                           "                            acc[%s + q] = "
                           "fmaf(wv, xr[%s], acc[%s + q]);\n",
                    lit(ow - ow16), lit(ow16), tap_col(lit(ow16), t.s[2]), lit(ow16));
-    const char *fn = kernel_paths(e, c->n, numel(c->Y), "conv_depthwise",
+    /* paths whatever its size: on the build's own target (SSE2 at plain -O2) fmaf is a call */
+    const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_depthwise",
         "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct",
                     shape_str(c->X), shape_str(c->Y), (long long)g->G,
                     (long long)numel_dims(g->nsp, g->k), c->ep ? ", the fused Relu" : ""),
