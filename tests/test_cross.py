@@ -122,6 +122,21 @@ def conv_pool_case(work):
     return path, [(list(feeds.values()), [ref[n] for n in names])], in_types, out_types, names
 
 
+def graph_case(work, tag, graph):
+    """One of test_models' graphs of kernel cases (GRAPH() gives the model and its feeds)
+    against onnx_np (gen.py's, which has grouped and 1-D Convs)."""
+    import gen
+    model, feeds = graph()
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, tag + ".onnx")
+    test_models.kinds.save(model, path)
+    ref = gen.reference(model, feeds)
+    names = [v.name for v in model.graph.output]
+    in_types, out_types = mlbctest.tensor_types(model)
+    ins = [feeds[v.name] for v in model.graph.input]
+    return path, [(ins, [ref[n] for n in names])], in_types, out_types, names
+
+
 def node_case(testdir):
     model = onnx.load(os.path.join(testdir, "model.onnx"))
     types = mlbctest.tensor_types(model)
@@ -231,6 +246,9 @@ def main():
     for path in sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx"))):
         cases.append(("model " + os.path.basename(path), lambda p=path: model_case(p)))
     cases.append(("model conv_pool", lambda: conv_pool_case(work)))
+    for tag in ("strided", "depthwise"):
+        graph = getattr(test_models, tag + "_variants_graph")
+        cases.append(("model " + tag, lambda t=tag, g=graph: graph_case(work, t, g)))
     for t in NODE_SAMPLE:
         d = os.path.join(datadir, "node", "test_" + t)
         cases.append(("node test_" + t, lambda d=d: node_case(d)))

@@ -589,6 +589,72 @@ def check_depthwise_variants(mlbc, work):
                        gen.reference)
 
 
+# Float Convs strided along W (op_conv.c, gemm_plan): the padded input copied as its phases
+# and read in place, with products of rows, per row and with pixels as rows; 1-D and 2-D,
+# strides 2 and 3 (along W only too), dilations, asymmetric pads, groups, a fused Relu and
+# MaxPool. (3-D ones keep im2col: test_same_bits.py's conv sweep.)
+# (x shape, out channels, kernel, strides, dilations, pads, group, relu, pool)
+STRIDED_CASES = (
+    ((1, 64, 6, 40), 4, (5, 5), (2, 2), (1, 1), (2, 2, 2, 2), 1, False, False),
+    ((1, 3, 20, 37), 6, (3, 3), (2, 2), (1, 1), (1, 0, 2, 1), 1, True, False),
+    ((2, 2, 7, 30), 4, (3, 3), (1, 3), (1, 1), (1, 1, 1, 1), 1, False, False),
+    ((1, 4, 14, 14), 16, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, True, False),
+    ((1, 8, 16, 16), 5, (5, 5), (2, 2), (2, 2), (4, 4, 4, 4), 1, False, False),
+    ((1, 4, 36, 68), 8, (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 2, True, True),
+    ((2, 3, 41), 5, (5,), (2,), (2,), (2, 3), 1, False, False),
+    ((1, 6, 9, 9), 4, (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 2, False, False))
+
+
+def strided_variants_graph():
+    """STRIDED_CASES, inputs 2% -0 (and 1% NaN where no Relu follows): the model, its
+    feeds."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(37)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits, feeds = [], [], [], [], {}
+    for i, (shape, m, k, s, d, pads, group, relu, pool) in enumerate(STRIDED_CASES):
+        x, w, y = "x%d" % i, "w%d" % i, "y%d" % i
+        nsp = len(k)
+        feeds[x] = rng.standard_normal(shape).astype(np.float32)
+        flat = feeds[x].reshape(-1)
+        if not relu:  # mlbc's Relu makes NaN 0 (op_elementwise.c), onnx_np keeps it
+            flat[rng.random(flat.size) < 0.01] = np.nan
+        flat[rng.random(flat.size) < 0.02] = -0.0
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal((m, shape[1] // group) + k).astype(np.float32), w))
+        inits.append(numpy_helper.from_array(rng.standard_normal(m).astype(np.float32),
+                                             "b%d" % i))
+        conv = "c%d" % i if relu or pool else y
+        nodes.append(helper.make_node("Conv", [x, w, "b%d" % i], [conv], group=group,
+                                      kernel_shape=list(k), strides=list(s),
+                                      dilations=list(d), pads=list(pads)))
+        if relu:
+            nodes.append(helper.make_node("Relu", [conv], ["r%d" % i if pool else y]))
+        if pool:
+            nodes.append(helper.make_node("MaxPool", ["r%d" % i if relu else conv], [y],
+                                          kernel_shape=[2, 2], strides=[2, 2]))
+        out = [(n + pads[j] + pads[j + nsp] - d[j] * (k[j] - 1) - 1) // s[j] + 1
+               for j, n in enumerate(shape[2:])]
+        if pool:
+            out = [o // 2 for o in out]
+        outputs.append(helper.make_tensor_value_info(y, F, [shape[0], m] + out))
+    graph = helper.make_graph(nodes, "strided_variants", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
+
+
+def check_strided_variants(mlbc, work):
+    """STRIDED_CASES against onnx_np, each reading its input's phases in place."""
+    import gen
+
+    def inspect(code):
+        phased = len(re.findall(r"^/\* Conv: .* zero-padded, as \d+x\d+ phases", code, re.M))
+        if phased != len(STRIDED_CASES) or "taps per pixel" in code:
+            raise Failure("%d Convs read phases, not %d" % (phased, len(STRIDED_CASES)))
+    return check_graph(mlbc, work, "strided_variants", *strided_variants_graph(), inspect,
+                       gen.reference)
+
+
 def check_divs_variants(mlbc, work):
     """The divisions of divs_variants_graph against onnx_np, and that they call the kernel."""
     def inspect(code):
@@ -671,6 +737,8 @@ def main():
              lambda: check_paths_variants(mlbc, work),
              "nodes vs onnx_np"),
             ("depthwise Conv, direct", lambda: check_depthwise_variants(mlbc, work),
+             "nodes vs onnx_np"),
+            ("strided Conv, phases read in place", lambda: check_strided_variants(mlbc, work),
              "nodes vs onnx_np"),
             ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
              "kinds"),

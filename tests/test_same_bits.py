@@ -145,8 +145,9 @@ SWEEP_CONV_EXTRA = [  # (x shape, out channels, kernel, strides, dilations, pads
     ((1, 8, 5, 5), 32, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 2),
     ((1, 3, 9, 9), 16, (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 1),
     ((1, 3, 3, 8), 2, (3, 3), (1, 1), (1, 1), (1, 1, 1, 1), 1),
-    # strided and padded, a row's columns over a tile: templates/conv_im2col.c's bounds pad
-    ((1, 64, 6, 40), 4, (5, 5), (2, 2), (1, 1), (2, 2, 2, 2), 1),
+    # 3-D, strided, a row's columns over a tile: templates/conv_im2col.c's bounds pad (2-D
+    # and 1-D strided Convs read their phases in place: test_models.STRIDED_CASES)
+    ((1, 16, 3, 4, 80), 2, (3, 3, 3), (1, 1, 2), (1, 1, 1), (1, 1, 1, 1, 1, 1), 1),
 ]
 
 
@@ -356,7 +357,9 @@ def main():
         return 1
     # the sweeps first: the longest builds, so that no core is left idle at the end waiting
     # for one of them
-    markers = {rnn_sweep(root): SWEPT, conv_pool(root): "mlbc_gemm_f32_taps_pool(",
+    markers = {conv_sweep(root): "taps per pixel",   # the bounds-checking im2col
+               kernel_cases(root, "strided", test_models.strided_variants_graph): "phases of",
+               rnn_sweep(root): SWEPT, conv_pool(root): "mlbc_gemm_f32_taps_pool(",
                kernel_cases(root, "layernorm", test_models.layernorm_variants_graph):
                    "mlbc_layernorm_f32(",
                kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32(",
@@ -364,7 +367,7 @@ def main():
                    ("_avx512(", "mlbc_copy("),
                kernel_cases(root, "depthwise", test_models.depthwise_variants_graph):
                    "depthwise (group"}
-    models = [conv_sweep(root)] + list(markers) + [gemm_sweep(root)]
+    models = list(markers) + [gemm_sweep(root)]
     models += sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
     datadir = os.path.join(args.build, "onnx-node-data")
     test_node.generate(datadir)  # a run on its own samples the node suite too

@@ -11,7 +11,9 @@
  * the tap of 16 consecutive output pixels of a row is 16 consecutive floats of the input (or
  * of its zero-padded copy), so mlbc_gemm_f32_taps reads them in place through a table of tap
  * offsets, one product per output row or per tile of rows (emit_row_products), the same
- * chains as through the columns.
+ * chains as through the columns. A 1-D or 2-D Conv strided along W gets there too: its
+ * padded input is copied as its phases (templates/conv_phases.c), in which every tap of
+ * consecutive output pixels is a run of consecutive floats again.
  *
  * A Relu that only reads such a Conv's output is fused into it (compiler/fuse.c sets the
  * Conv's aux, a ConvEpilogue): each tile (or output row) of the product's output goes through
@@ -639,26 +641,6 @@ static void emit_long_table(Buf *b, const char *comment, const char *name, const
     buf_puts(b, "};\n");
 }
 
-/* The table of tap offsets for mlbc_gemm_f32_taps (templates/gemm_taps_f32.c), a static array
- * of the kernel: tap ((c * KD + kd) * KH + kh) * KW + kw (W's order) of an output pixel is
- * ((c * XD + kd * DD) * XH + kh * DH) * XW + kw * DW floats after its first tap in a source of
- * extents src (XD x XH x XW). */
-static void emit_tap_offsets(Buf *b, const ConvK *c, const int64_t *src)
-{
-    const Geom *g = &c->g;
-    int64_t k3[NSP], d3[NSP];
-    pad3(g, g->k, k3, 1);
-    pad3(g, g->d, d3, 1);
-    int64_t taps = g->CG * prod3(k3), *v = xalloc(sizeof *v * taps);
-    for (int64_t t = 0; t < taps; t++) {
-        int64_t kw = t % k3[2], kh = t / k3[2] % k3[1], kd = t / (k3[2] * k3[1]) % k3[0];
-        int64_t ch = t / prod3(k3);
-        v[t] = ((ch * src[0] + kd * d3[0]) * src[1] + kh * d3[1]) * src[2] + kw * d3[2];
-    }
-    emit_long_table(b, "where each tap of an output pixel is in the source, from its first",
-                    "offs", v, taps);
-}
-
 /* The table of the rows of A for mlbc_gemm_f32_pix (templates/gemm_pix_f32.c): output pixel
  * i * OW + ow of a product of NR rows is i * XW + ow floats after its first in the source. */
 static void emit_pixel_offsets(Buf *b, int64_t nr, int64_t ow, int64_t xw)
@@ -677,7 +659,11 @@ typedef struct GemmPlan {
     int padded;                         /* the group's input zero-padded into xp first */
     int rows;                           /* whole output rows, no bounds checks */
     int shifted;                        /* unit stride along the last axis: taps read in place */
-    int64_t src[NSP];                   /* extents of what the taps read: x or xp */
+    int64_t phases[2];                  /* xp split into phases along H and W (the strides;
+                                           1 1: not split), so that taps read it in place */
+    int64_t step[NSP];                  /* the source's stride from one output to the next:
+                                           the Conv's, 1 along an axis split into phases */
+    int64_t src[NSP];                   /* extents of what the taps read: x, xp or a phase */
     int64_t tile;                       /* output pixels per product (im2col) */
     int64_t nr;                         /* output rows per product (shifted, unit stride
                                            along H as well), 0 if one row each */
@@ -691,6 +677,45 @@ typedef struct GemmPlan {
                                            product's registers (mlbc_gemm_f32_taps_pool) */
     int64_t pad_floats, buf_floats;     /* workspace: xp, then the columns or output tile */
 } GemmPlan;
+
+/* The table of tap offsets for mlbc_gemm_f32_taps (templates/gemm_taps_f32.c), a static array
+ * of the kernel: tap ((c * KD + kd) * KH + kh) * KW + kw (W's order) of an output pixel is
+ * ((c * XD + kd * DD) * XH + kh * DH) * XW + kw * DW floats after its first tap in a source of
+ * extents src (XD x XH x XW); in phases (GemmPlan.phases), channel c's SH x SW phases of XH x
+ * XW each, it is pixel (kh * DH / SH, kw * DW / SW) of phase (kh * DH % SH, kw * DW % SW). */
+static void emit_tap_offsets(Buf *b, const ConvK *c, const GemmPlan *p)
+{
+    const Geom *g = &c->g;
+    const int64_t *src = p->src;
+    int64_t sh = p->phases[0], sw = p->phases[1];
+    int64_t k3[NSP], d3[NSP];
+    pad3(g, g->k, k3, 1);
+    pad3(g, g->d, d3, 1);
+    int64_t taps = g->CG * prod3(k3), *v = xalloc(sizeof *v * taps);
+    for (int64_t t = 0; t < taps; t++) {
+        int64_t kw = t % k3[2], kh = t / k3[2] % k3[1], kd = t / (k3[2] * k3[1]) % k3[0];
+        int64_t ch = t / prod3(k3), h = kh * d3[1], w = kw * d3[2];
+        int64_t phase = (ch * src[0] + kd * d3[0]) * sh * sw + h % sh * sw + w % sw;
+        v[t] = (phase * src[1] + h / sh) * src[2] + w / sw;
+    }
+    emit_long_table(b, "where each tap of an output pixel is in the source, from its first",
+                    "offs", v, taps);
+}
+
+/* The padded copy of a group's input as its phases (templates/conv_phases.c). */
+static const char *emit_phases(Emit *e, const ConvK *c, const GemmPlan *p)
+{
+    Geom3 t = geom3(&c->g);
+    return kernel(e, c->n, "conv_phases",
+                  "DOC", strf("Conv: %s zero-padded, as %lldx%lld phases of %lldx%lld per channel",
+                              shape_str(c->X), (long long)p->phases[0], (long long)p->phases[1],
+                              (long long)p->src[1], (long long)p->src[2]),
+                  "XN", lit(p->pad_floats), "CG", lit(c->g.CG), "IH", lit(t.in[1]),
+                  "IW", lit(t.in[2]), "PH", lit(t.pb[1]), "PW", lit(t.pb[2]),
+                  "PWM", lit(t.pb[2] % p->phases[1]),
+                  "SH", lit(p->phases[0]), "SW", lit(p->phases[1]), "XH", lit(p->src[1]),
+                  "XW", lit(p->src[2]), NULL);
+}
 
 /* Whether a product over the rows of a plane (at most NR, of OW pixels) computes fewer
  * columns per output with pixels as its rows (mlbc_gemm_f32_pix: the output channels in
@@ -740,24 +765,44 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
     memset(p, 0, sizeof *p);
     p->direct = pointwise(g);
     p->rows = !p->direct;
+    p->phases[0] = p->phases[1] = 1;
+    memcpy(p->step, s3, sizeof s3);
     for (int i = 0; i < NSP; i++) {
         p->src[i] = in3[i] + pb3[i] + pe3[i];
         p->padded |= pb3[i] || pe3[i];
         p->rows &= pb3[i] >= 0 && pe3[i] >= 0;
     }
-    p->rows &= !p->padded || g->CG * prod3(p->src) * 4 <= CONV_PAD_BYTES;
+    /* A stride along W (2-D and 1-D Convs): the padded input is copied as its phases, phase
+     * (a, b) holding rows a, a + SH, ... and columns b, b + SW, ... of it (templates/
+     * conv_phases.c). Output pixel (oh, ow)'s tap (kh, kw) is then pixel (oh + kh * DH / SH,
+     * ow + kw * DW / SW) of phase (kh * DH % SH, kw * DW % SW): a unit stride, taps read in
+     * place, where im2col would copy every tap of every pixel (taps / (SH * SW) times the
+     * input: 6.25 for a 5x5 kernel of stride 2). */
+    if (p->rows && s3[2] > 1 && in3[0] == 1) {
+        p->phases[0] = s3[1];
+        p->phases[1] = s3[2];
+        p->src[1] = (p->src[1] + s3[1] - 1) / s3[1];
+        p->src[2] = (p->src[2] + s3[2] - 1) / s3[2];
+        p->step[1] = p->step[2] = 1;
+        p->padded = 1;
+    }
+    int64_t nphases = p->phases[0] * p->phases[1];
+    p->rows &= !p->padded || g->CG * nphases * prod3(p->src) * 4 <= CONV_PAD_BYTES;
     p->padded &= p->rows;
-    if (!p->rows)
+    if (!p->rows) {
         memcpy(p->src, in3, sizeof in3);
+        memcpy(p->step, s3, sizeof s3);
+        p->phases[0] = p->phases[1] = nphases = 1;
+    }
     /* tap k of the output pixels ow .. ow + 15 of a row: 16 consecutive source floats */
-    p->shifted = p->rows && s3[2] == 1;
+    p->shifted = p->rows && p->step[2] == 1;
     /* A row's right padding is the next row's left: max(pb, pe) zeros between rows, not pb +
      * pe, so products over several rows compute fewer garbage columns (1 of 15 instead of 2
      * of 16 for rows of 14 and a 3x3 kernel). Taps past the end of a row read the zeros that
      * follow it; the last row's run on past its plane (into the next plane's zeros, or the
      * slack after the buffer). */
     int64_t slack = 0;
-    if (p->shifted && p->padded) {
+    if (p->shifted && p->padded && nphases == 1) {
         int64_t share = pb3[2] < pe3[2] ? pb3[2] : pe3[2];
         p->src[2] -= share;
         slack = share;
@@ -770,8 +815,8 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
     }
     p->tile = p->direct || p->shifted ? osp : tile_pixels(osp, taps * 4, p->rows ? out3[2] : 16,
                                                           CONV_TILE_BYTES);
-    p->pad_floats = p->padded ? g->CG * prod3(p->src) + slack : 0;
-    if (p->shifted && s3[1] == 1) {
+    p->pad_floats = p->padded ? g->CG * nphases * prod3(p->src) + slack : 0;
+    if (p->shifted && p->step[1] == 1) {
         /* rows per product: the tile yt within the budget, the rows of a plane split evenly,
          * whole pooling windows in each */
         int64_t kh = c->ep && c->ep->pool_k[0] ? c->ep->pool_k[0] : 1, oh = out3[1];
@@ -898,11 +943,10 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
                               const char *relu, const char *pool, const char **decls)
 {
     const Geom *g = &c->g;
-    const int64_t *src = p->src;
+    const int64_t *src = p->src, *s3 = p->step;
     const char *ind = "                ";
-    int64_t out3[NSP], s3[NSP], taps = g->CG * numel_dims(g->nsp, g->k);
+    int64_t out3[NSP], taps = g->CG * numel_dims(g->nsp, g->k);
     pad3(g, g->out, out3, 1);
-    pad3(g, g->s, s3, 1);
     const char *ow = lit(out3[2]), *osp = lit(prod3(out3)), *mg = lit(g->MG);
     const char *call = strf("mlbc_gemm_f32_taps(%s, %%s, %s, %s, %s, %s + %%s, %%s, %%s, offs, %s, "
                             "%%s, %%s);\n",
@@ -1053,9 +1097,11 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
     } else {
         const char *xs = p.padded ? "xp" : "xg";
         if (p.padded)
-            buf_printf(&pre, "            %s(xg, xp);\n", emit_pad(e, c, p.src, p.pad_floats));
+            buf_printf(&pre, "            %s(xg, xp);\n",
+                       p.phases[1] > 1 ? emit_phases(e, c, &p)
+                                       : emit_pad(e, c, p.src, p.pad_floats));
         if (p.shifted) {
-            emit_tap_offsets(&bufs, c, p.src);
+            emit_tap_offsets(&bufs, c, &p);
             emit_row_products(e, &body, c, &p, xs, wg, cargs, relu, pool, &decls);
         } else {
             if (p.rows)
