@@ -26,6 +26,22 @@ class Failure(Exception):
     pass
 
 
+class Tally:
+    """A test program's PASS and FAIL lines and their closing line."""
+
+    def __init__(self):
+        self.passed = self.failed = 0
+
+    def result(self, ok, name, why=""):
+        self.passed, self.failed = self.passed + ok, self.failed + (not ok)
+        print("%s %s%s" % ("PASS" if ok else "FAIL", name, "" if ok else ": " + why), flush=True)
+
+    def close(self):
+        """Prints 'N passed, M failed'; the program's exit status."""
+        print("%d passed, %d failed" % (self.passed, self.failed))
+        return 1 if self.failed else 0
+
+
 # What a program linking the runtime (libmlbc_rt.a) needs after it, as the Makefile's RT_LIBS.
 RT_LIBS = ["-lprotobuf-c", "-ldl", "-lm", "-lpthread"]
 

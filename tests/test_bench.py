@@ -24,13 +24,8 @@ GEN = r"^g%d_\d+_" % GEN_SEED
 STANDALONE = ("harness", "peak", "gemm_shapes", "stream", "naive_fc", "blas_fc")
 NUMBER = r"[0-9]+(?:\.[0-9]+)?"
 
-passed = failed = 0
-
-
-def result(ok, name, why=""):
-    global passed, failed
-    passed, failed = passed + ok, failed + (not ok)
-    print("%s %s%s" % ("PASS" if ok else "FAIL", name, "" if ok else ": " + why), flush=True)
+TALLY = mlbctest.Tally()
+result = TALLY.result
 
 
 def check_warnings():
@@ -113,8 +108,7 @@ def main():
         report_file = os.path.join(out, "report.txt")
         result(os.path.exists(report_file), "report.txt written next to the programs")
         check_report(r.stdout)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return TALLY.close()
 
 
 if __name__ == "__main__":

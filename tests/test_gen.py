@@ -26,13 +26,8 @@ SEED, COUNT = 7, 16            # every family but 2-D pooling, in 60 s (bench/ru
 # network name -> why mlbc is expected to fail on it (an issue, a refusal by design)
 XFAIL = {}
 
-passed = failed = 0
-
-
-def result(ok, name, why=""):
-    global passed, failed
-    passed, failed = passed + ok, failed + (not ok)
-    print("%s %s%s" % ("PASS" if ok else "FAIL", name, "" if ok else ": " + why), flush=True)
+TALLY = mlbctest.Tally()
+result = TALLY.result
 
 
 def check_action(got, want, logits):
@@ -92,8 +87,7 @@ def main():
     result(not unknown, "XFAIL names networks of this sample", ", ".join(sorted(unknown)))
     print("(seed %d, %d networks, %.0f s; one alone: models/gen.py --seed %d --index I)"
           % (args.seed, len(nets), time.time() - t0, args.seed))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return TALLY.close()
 
 
 if __name__ == "__main__":

@@ -17,13 +17,8 @@ QUICK = ("inliner", "rnn_policy", "transformer", "dqn")
 TSAN = ["-fsanitize=thread", "-O1", "-g", "-fno-omit-frame-pointer"]
 TSAN_ENV = dict(os.environ, TSAN_OPTIONS="halt_on_error=1:exitcode=66")
 
-passed = failed = 0
-
-
-def result(ok, name, why=""):
-    global passed, failed
-    passed, failed = passed + ok, failed + (not ok)
-    print("%s %s%s" % ("PASS" if ok else "FAIL", name, "" if ok else ": " + why), flush=True)
+TALLY = mlbctest.Tally()
+result = TALLY.result
 
 
 def build(mlbc, model, work):
@@ -70,8 +65,7 @@ def main():
             result(r.returncode == 0 and not report,
                    "%s under TSan: %s" % (name, r.stdout.strip()),
                    "exit status %d: %s" % (r.returncode, (r.stderr or r.stdout).strip()[-600:]))
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return TALLY.close()
 
 
 if __name__ == "__main__":
