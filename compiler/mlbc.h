@@ -259,13 +259,19 @@ const OpDef *find_internal_op(const char *name);
 /* What a Conv's kernel applies to each tile of its product (its aux, set by fuse.c): the
  * node's output is then that of the last fused node. */
 typedef struct ConvEpilogue {
+    int bn;                             /* a BatchNormalization (inference) first: its scale,
+                                           bias, mean and var are the Conv's inputs 3-6 */
+    double bn_eps;                      /* and its epsilon */
     const char *act;                    /* "Relu", or NULL */
     int64_t pool_k[2], pool_s[2];       /* a 2-D MaxPool after it (kernel, strides), or 0s */
 } ConvEpilogue;
 
 /* op_conv.c: a float Conv computed by matrix products, whose kernel can apply an activation
- * to each tile of its output (fuse.c); and, in whole output rows, a MaxPool after it */
+ * to each tile of its output (fuse.c), or a BatchNormalization (products of other than one
+ * channel per group); and, in whole output rows, a MaxPool after it (not after a
+ * BatchNormalization) */
 int conv_takes_activation(Node *n);
+int conv_takes_batchnorm(Node *n);
 int conv_takes_maxpool(Node *conv, Node *pool, ConvEpilogue *ep);
 int64_t conv_workspace(Node *n);        /* Node.ws_bytes of a Conv, after a fusion too */
 /* op_pool.c: a float 2-D MaxPool without pads, dilations, partial windows or read indices:

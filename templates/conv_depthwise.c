@@ -3,8 +3,8 @@
 // outputs (acc) with explicit fused multiply-adds, the bias first and then the taps in order
 // (kh, kw), padding included as zeros (PAD copies the channel into the zero-bordered xp). So
 // each output is the same chain of fmaf on every path and with every compiler. The row loop
-// goes in blocks of 16 and a tail, of constant trip counts, which gcc -O2 vectorises (with
-// the CPU's FMA on the AVX2 and AVX-512 paths: isa_paths.c).
+// goes in blocks of 16 (BLOCKS) and a tail (TAIL), of constant trip counts, which gcc -O2
+// vectorises (with the CPU's FMA on the AVX2 and AVX-512 paths: isa_paths.c).
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
@@ -22,10 +22,7 @@ ${PAD}            for (oh = 0; oh < ${OH}; oh++) {
                     for (kw = 0; kw < ${KW}; kw++) {
                         const float wv = wm[kh * ${KW} + kw];
                         const float *restrict xr = ${SRC} + (${ROW}) * ${XW} + ${COL};
-                        for (i = 0; i < ${OW16}; i += 16)
-                            for (q = 0; q < 16; q++)
-                                acc[i + q] = fmaf(wv, xr[${AT}], acc[i + q]);
-${TAIL}                    }
+${BLOCKS}${TAIL}                    }
                 for (i = 0; i < ${OW}; i++) {
                     const float a = acc[i];
                     ym[oh * ${OW} + i] = ${STORE};

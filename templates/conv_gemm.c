@@ -10,12 +10,13 @@
 // row stride is the plane, OSP). With a unit stride along the last axis there are no columns:
 // mlbc_gemm_f32_taps reads the (zero-padded) input in place through a table of tap offsets
 // (offs), the same chains, into an output tile yt that is copied out, or pooled by a fused
-// MaxPool into y (whose planes are then YSP floats, not OSP).
+// MaxPool into y (whose planes are then YSP floats, not OSP). A fused BatchNormalization's
+// per-channel terms are computed once per call (INIT) into the table bnt, in ws too.
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
 ${BUFS}    long n, g, p0${DECLS};
-    ${FOR_N}
+${INIT}    ${FOR_N}
         ${FOR_G} {
             const float *restrict xg = x + (n * ${C} + g * ${CG}) * ${ISP};
             float *restrict yg = y + (n * ${M} + g * ${MG}) * ${YSP};

@@ -179,10 +179,10 @@ def poison(feeds, seed):
     return out
 
 
-def fused_vs_apart(mlbc, work, tag, graph, inspect, ncases, what):
+def fused_vs_apart(mlbc, work, tag, graph, inspect, ncases, what, reference=kinds.reference):
     """GRAPH(keep_apart) built fused and kept apart, INSPECT(code, apart) checking each one's
-    generated code: both against onnx_np, and outputs y0.. y<NCASES - 1> of the two the same
-    bits, also with NaN, infinite and -0 inputs."""
+    generated code: both against onnx_np (REFERENCE), and outputs y0.. y<NCASES - 1> of the
+    two the same bits, also with NaN, infinite and -0 inputs."""
     res = {}
     for apart in (False, True):
         model = graph(apart)
@@ -195,7 +195,7 @@ def fused_vs_apart(mlbc, work, tag, graph, inspect, ncases, what):
             inspect(re.sub(r"\s*\n \* ", " ", f.read()), apart)
         in_types, out_types = mlbctest.tensor_types(model)
         feeds = kinds.random_inputs(model, seed=3)
-        ref = kinds.reference(model, feeds)
+        ref = reference(model, feeds)
         names = [v.name for v in model.graph.output]
         shapes = [(t, ref[o].shape) for t, o in zip(out_types, names)]
         got = mlbctest.execute(exe, wdir, list(feeds.values()), in_types, shapes)
@@ -227,6 +227,75 @@ def check_conv_pool(mlbc, work):
                 regs, 0 if apart else CONV_POOL_REGS))
     return fused_vs_apart(mlbc, work, "conv_pool", conv_pool_graph, inspect,
                           len(CONV_POOL_CASES), "Conv + MaxPool")
+
+
+# Conv + BatchNormalization (+ Relu), the BatchNormalization applied to each tile of the
+# products (fuse.c): (x shape, out channels, kernel, strides, pads, group, relu). Products of
+# several rows (13x11, rows of 16 and of 32), per row (strided along H only), with pixels as
+# rows (7x7), of a 1x1 Conv's x read in place, grouped, strided along W (phases), 1-D; and a
+# depthwise Conv, whose own kernel takes no BatchNormalization (the last case).
+CONV_BN_CASES = [
+    ((1, 3, 13, 11), 8, 3, (1, 1), (1, 1, 1, 1), 1, True),
+    ((1, 3, 16, 16), 16, 3, (1, 1), (1, 1, 1, 1), 1, False),
+    ((1, 2, 10, 32), 9, 3, (1, 1), (1, 1, 1, 1), 1, True),
+    ((1, 2, 9, 20), 4, 3, (2, 1), (1, 1, 1, 1), 1, False),
+    ((1, 4, 7, 7), 16, 3, (1, 1), (1, 1, 1, 1), 1, True),
+    ((2, 8, 5, 6), 12, 1, (1, 1), (0, 0, 0, 0), 1, True),
+    ((1, 8, 6, 19), 6, 3, (1, 1), (0, 1, 2, 0), 2, True),
+    ((1, 4, 14, 14), 16, 3, (2, 2), (1, 1, 1, 1), 1, False),
+    ((2, 3, 33), 5, 3, (1,), (1, 1), 1, True),
+    ((1, 6, 9, 9), 6, 3, (1, 1), (1, 1, 1, 1), 6, True),
+]
+
+
+def conv_bn_graph(keep_apart):
+    """The CONV_BN_CASES as one model; keep_apart: each Conv's output is an output too."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(41)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits = [], [], [], []
+    for i, (x, m, k, s, pads, group, relu) in enumerate(CONV_BN_CASES):
+        t, nsp = str(i), len(x) - 2
+        inputs.append(helper.make_tensor_value_info("x" + t, F, x))
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal((m, x[1] // group) + (k,) * nsp).astype(np.float32), "w" + t))
+        bn = ["s", "b", "mu", "v"]
+        for j, name in enumerate(bn):
+            v = rng.standard_normal(m) if j < 3 else rng.random(m) + 0.05
+            inits.append(numpy_helper.from_array(v.astype(np.float32), name + t))
+        args = ["x" + t, "w" + t] + (["cb" + t] if i % 2 else [])
+        if i % 2:
+            inits.append(numpy_helper.from_array(rng.standard_normal(m).astype(np.float32),
+                                                 "cb" + t))
+        nodes.append(helper.make_node("Conv", args, ["c" + t], kernel_shape=[k] * nsp,
+                                      strides=list(s), pads=list(pads), group=group))
+        nodes.append(helper.make_node("BatchNormalization", ["c" + t] + [b + t for b in bn],
+                                      ["n" + t if relu else "y" + t],
+                                      epsilon=1e-3 if i % 3 else 1e-5))
+        if relu:
+            nodes.append(helper.make_node("Relu", ["n" + t], ["y" + t]))
+        out = [(n + pads[j] + pads[j + nsp] - k) // s[j] + 1 for j, n in enumerate(x[2:])]
+        outputs.append(helper.make_tensor_value_info("y" + t, F, [x[0], m] + out))
+        if keep_apart:
+            outputs.append(helper.make_tensor_value_info("c" + t, F, [x[0], m] + out))
+    graph = helper.make_graph(nodes, "conv_bn", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
+
+
+def check_conv_bn(mlbc, work):
+    """Fused and unfused Conv + BatchNormalization (+ Relu) (fused_vs_apart)."""
+    import gen
+
+    def inspect(code, apart):
+        fused = len(re.findall(r"^/\* Conv: .*; then BatchNormalization", code, re.M))
+        relu = len(re.findall(r"; then BatchNormalization; then Relu", code))
+        want = (0, 0) if apart else (len(CONV_BN_CASES) - 1,
+                                     sum(c[6] for c in CONV_BN_CASES[:-1]))
+        if (fused, relu) != want:
+            raise Failure("%d Conv + BatchNormalization chains fused (%d with the Relu), "
+                          "not %d (%d)" % ((fused, relu) + want))
+    return fused_vs_apart(mlbc, work, "conv_bn", conv_bn_graph, inspect, len(CONV_BN_CASES),
+                          "Conv + BatchNormalization", gen.reference)
 
 
 # MatMul + Add of a bias, fused into the product's c operand (fuse.c): A's shape, B's, the
@@ -740,6 +809,8 @@ def main():
              "nodes vs onnx_np"),
             ("strided Conv, phases read in place", lambda: check_strided_variants(mlbc, work),
              "nodes vs onnx_np"),
+            ("Conv + BatchNormalization fused, the same bits as apart",
+             lambda: check_conv_bn(mlbc, work), "chains"),
             ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
              "kinds"),
         ]

@@ -229,13 +229,13 @@ def rnn_sweep(root):
     return save_sweep(d, "rnn_sweep", nodes, inputs, outputs, inits, data)
 
 
-def conv_pool(root):
-    """Writes test_models' fused Conv (+ Relu) + MaxPool chains, with inputs 2% NaN or
-    infinite and 2% -0 (where the pools' max updates must agree), in node-test layout;
-    returns its path."""
-    model = test_models.conv_pool_graph(False)
+def fused_chains(root, tag, graph):
+    """Writes one of test_models' graphs of fused chains (GRAPH(False), the fused model: Conv
+    (+ Relu) + MaxPool, Conv + BatchNormalization), with inputs 2% NaN or infinite and 2% -0
+    (where the pools' max updates must agree), in node-test layout; returns its path."""
+    model = graph(False)
     feeds = test_models.poison(test_models.kinds.random_inputs(model, seed=3), 4)
-    return save_graph(os.path.join(root, "gen", "conv_pool"), model, feeds.values())
+    return save_graph(os.path.join(root, "gen", tag), model, feeds.values())
 
 
 def kernel_cases(root, tag, graph):
@@ -359,7 +359,11 @@ def main():
     # for one of them
     markers = {conv_sweep(root): "taps per pixel",   # the bounds-checking im2col
                kernel_cases(root, "strided", test_models.strided_variants_graph): "phases of",
-               rnn_sweep(root): SWEPT, conv_pool(root): "mlbc_gemm_f32_taps_pool(",
+               rnn_sweep(root): SWEPT,
+               fused_chains(root, "conv_pool", test_models.conv_pool_graph):
+                   "mlbc_gemm_f32_taps_pool(",
+               fused_chains(root, "conv_bn", test_models.conv_bn_graph):
+                   "Conv: the fused BatchNormalization",
                kernel_cases(root, "layernorm", test_models.layernorm_variants_graph):
                    "mlbc_layernorm_f32(",
                kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32(",

@@ -265,7 +265,7 @@ static int64_t prod3(const int64_t *v) { return v[0] * v[1] * v[2]; }
 
 /* The geometry padded to three spatial dimensions (D, H, W) */
 typedef struct Geom3 {
-    int64_t in[NSP], out[NSP], k[NSP], s[NSP], d[NSP], pb[NSP];
+    int64_t in[NSP], out[NSP], k[NSP], s[NSP], d[NSP], pb[NSP], pe[NSP];
 } Geom3;
 
 static Geom3 geom3(const Geom *g)
@@ -277,6 +277,7 @@ static Geom3 geom3(const Geom *g)
     pad3(g, g->s, t.s, 1);
     pad3(g, g->d, t.d, 1);
     pad3(g, g->pb, t.pb, 0);
+    pad3(g, g->pe, t.pe, 0);
     return t;
 }
 
@@ -675,8 +676,15 @@ typedef struct GemmPlan {
                                            its columns (mlbc_gemm_f32_pix), output yp */
     int pool2;                          /* with nr = 2: the fused 2x2 MaxPool taken on the
                                            product's registers (mlbc_gemm_f32_taps_pool) */
-    int64_t pad_floats, buf_floats;     /* workspace: xp, then the columns or output tile */
+    int64_t pad_floats, buf_floats;     /* workspace: xp, then the columns or output tile, */
+    int64_t bn_floats;                  /* then a fused BatchNormalization's table */
 } GemmPlan;
+
+/* What is applied to each tile of a Conv's products: the kernels of the fused Relu, MaxPool
+ * and BatchNormalization (or NULL), and the BatchNormalization's table for the group. */
+typedef struct TileOps {
+    const char *relu, *pool, *bn, *bnt;
+} TileOps;
 
 /* The table of tap offsets for mlbc_gemm_f32_taps (templates/gemm_taps_f32.c), a static array
  * of the kernel: tap ((c * KD + kd) * KH + kh) * KW + kw (W's order) of an output pixel is
@@ -839,6 +847,7 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
     } else if (!p->direct && !p->shifted) {
         p->buf_floats = taps * p->tile;
     }
+    p->bn_floats = c->ep && c->ep->bn ? 3 * g->M : 0;
 }
 
 /* Outputs of the fused MaxPool along H (axis 0) or W (1) of a 2-D Conv: floor mode, no pads. */
@@ -852,7 +861,8 @@ static const char *epilogue_doc(const ConvK *c)
     const ConvEpilogue *ep = c->ep;
     if (!ep)
         return "";
-    const char *act = ep->act ? strf("; then %s", ep->act) : "";
+    const char *act = strf("%s%s", ep->bn ? "; then BatchNormalization" : "",
+                           ep->act ? strf("; then %s", ep->act) : "");
     if (!ep->pool_k[0])
         return act;
     return strf("%s; then MaxPool, kernel %lldx%lld, strides %lldx%lld -> %s", act,
@@ -888,7 +898,7 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
 static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
 {
     const ConvEpilogue *ep = c->ep;
-    int pool = ep && ep->pool_k[0], act = ep && ep->act;
+    int pool = ep && ep->pool_k[0], act = ep && ep->act && !ep->bn; /* else conv_bn's */
     int64_t kh = pool ? ep->pool_k[0] : 1;
     if (pool)
         oh = pooled(c, 0);
@@ -940,8 +950,9 @@ static void emit_pooled_pairs(Buf *body, const ConvK *c, const GemmPlan *p, cons
  * product per output row (N = OW) writes straight into y. */
 static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan *p,
                               const char *xs, const char *wg, const char *cargs,
-                              const char *relu, const char *pool, const char **decls)
+                              const TileOps *ops, const char **decls)
 {
+    const char *relu = ops->relu, *pool = ops->pool;
     const Geom *g = &c->g;
     const int64_t *src = p->src, *s3 = p->step;
     const char *ind = "                ";
@@ -961,6 +972,9 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
         if (relu)
             buf_printf(body, "%s    %s\n%s        %s(yg + m * %s + r * %s, %s);\n",
                        ind, loop_head("", "m", g->MG, 1), ind, relu, osp, ow, ow);
+        if (ops->bn)
+            buf_printf(body, "%s    %s(yg + r * %s, %s, %s, %s);\n", ind, ops->bn, ow, osp, ow,
+                       ops->bnt);
         buf_printf(body, "%s}\n", ind);
         return;
     }
@@ -984,7 +998,11 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
         buf_printf(body,
                    "mlbc_gemm_f32_pix(nr * %s, %s, %s, %s + %s, pix, offs, %s, %s, %s, yp, %s);\n",
                    ow, mg, lit(taps), xs, row, wg, lit(gemm_panel_stride(taps)), cargs, mg);
-        buf_printf(body, "%s        %s;\n%s    }\n", ind, pix_out_call(e, c, oh, out3[2]), ind);
+        buf_printf(body, "%s        %s;\n", ind, pix_out_call(e, c, oh, out3[2]));
+        if (ops->bn)
+            buf_printf(body, "%s        %s(yg + (od * %s + oh) * %s, %s, nr * %s, %s);\n", ind,
+                       ops->bn, lit(oh), ow, osp, ow, ops->bnt);
+        buf_printf(body, "%s    }\n", ind);
         return;
     }
     if (p->row_calls) {
@@ -1003,6 +1021,8 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
      * branches */
     if (relu)
         buf_printf(body, "%s        %s(yt, %s);\n", ind, relu, lit(g->MG * p->nr * p->yw));
+    if (ops->bn)
+        buf_printf(body, "%s        %s(yt, %s, %s, %s);\n", ind, ops->bn, ldy, ldy, ops->bnt);
     if (pool)
         emit_tile_pool(body, c, p, pool);
     else
@@ -1026,12 +1046,43 @@ static void gemm_operands(Emit *e, const ConvK *c, const GemmPlan *p, Buf *param
         buf_puts(params, "const float *restrict bias, ");
         buf_printf(args, "%s, ", ref(e, c->B));
     }
+    if (p->bn_floats) {
+        buf_puts(params, "const float *restrict bn_scale, const float *restrict bn_bias, "
+                         "const float *restrict bn_mean, const float *restrict bn_var, ");
+        for (int i = 3; i < 7; i++)
+            buf_printf(args, "%s, ", ref(e, c->n->in[i]));
+    }
     buf_puts(params, "float *restrict y");
     buf_puts(args, ref(e, c->Y));
-    if (p->pad_floats + p->buf_floats) {
+    if (p->pad_floats + p->buf_floats + p->bn_floats) {
         buf_puts(params, ", float *restrict ws");
         buf_printf(args, ", %s", workspace_ref(e, c->n));
     }
+}
+
+/* A fused BatchNormalization (and the Relu after it): its table in the workspace after the
+ * Conv's other buffers, filled once per call (templates/conv_bn_table.c), and the kernel
+ * that applies it to a tile (templates/conv_bn.c) with the expressions of op_norm.c's and
+ * the Relu's kernels. */
+static void emit_bn(Emit *e, const ConvK *c, const GemmPlan *p, TileOps *ops, Buf *bufs,
+                    Buf *init)
+{
+    const Geom *g = &c->g;
+    const char *m = lit(g->M), *m2 = lit(2 * g->M);
+    const char *table = kernel(e, c->n, "conv_bn_table",
+        "DOC", strf("Conv: the fused BatchNormalization's terms, epsilon %g", c->ep->bn_eps),
+        "M", m, "M2", m2, "EPS", float_lit(c->ep->bn_eps, DT_FLOAT), NULL);
+    int64_t at = p->pad_floats + p->buf_floats;
+    buf_printf(bufs, "    float *restrict bnt = %s; /* the BatchNormalization's a, mean, bias */\n",
+               at ? strf("ws + %s", lit(at)) : "ws");
+    buf_printf(init, "    %s(bn_scale, bn_bias, bn_mean, bn_var, bnt);\n", table);
+    ops->bn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_bn",
+        "DOC", strf("Conv: the fused BatchNormalization%s", c->ep->act ? ", then the Relu" : ""),
+        "MG", lit(g->MG), "M", m, "M2", m2,
+        "BN", madd(DT_FLOAT, "(yr[i + q] - mu)", "a", "b"),
+        "ACT", c->ep->act ? "v > 0 ? v : 0" : "v",
+        NULL);
+    ops->bnt = g->G > 1 ? strf("bnt + g * %s", lit(g->MG)) : "bnt";
 }
 
 /* The Conv's own output shape (its node's output is the fused pool's). */
@@ -1071,11 +1122,15 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
     const char *pool = c->ep && c->ep->pool_k[0] && !p.pix
                        ? maxpool_rows_kernel(e, c->n, pooled(c, 1), c->ep->pool_k[1],
                                              c->ep->pool_s[1], 1, p.yw) : NULL;
-    /* a Relu before a fused pool is the pool's (emit_tile_pool) */
-    const char *relu = c->ep && c->ep->act && !(c->ep->pool_k[0] || p.pix)
+    /* a Relu before a fused pool is the pool's (emit_tile_pool), after a BatchNormalization
+     * conv_bn's */
+    const char *relu = c->ep && c->ep->act && !(c->ep->pool_k[0] || p.pix || p.bn_floats)
                        ? kernel(e, c->n, "conv_relu", "DOC", strf("Conv: the fused %s", c->ep->act),
                                 NULL) : NULL;
-    Buf bufs = {0}, pre = {0}, body = {0};
+    TileOps ops = {.relu = relu, .pool = pool};
+    Buf bufs = {0}, init = {0}, pre = {0}, body = {0};
+    if (p.bn_floats)
+        emit_bn(e, c, &p, &ops, &bufs, &init);
     const char *decls = "", *ind = "                ";
     if (p.padded)
         buf_printf(&bufs, "    float *restrict xp = ws; /* the group's input, zero-padded: %s */\n",
@@ -1102,7 +1157,7 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
                                        : emit_pad(e, c, p.src, p.pad_floats));
         if (p.shifted) {
             emit_tap_offsets(&bufs, c, &p);
-            emit_row_products(e, &body, c, &p, xs, wg, cargs, relu, pool, &decls);
+            emit_row_products(e, &body, c, &p, xs, wg, cargs, &ops, &decls);
         } else {
             if (p.rows)
                 buf_printf(&body, "%s%s(%s, p0 / %s, np / %s, xcol);\n", ind,
@@ -1114,7 +1169,9 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
                        "%s);\n", ind, lit(g->MG), lit(taps), wg, lit(taps), cargs, lit(osp));
         }
     }
-    if (relu && !p.shifted) {
+    if (ops.bn && !p.shifted) {
+        buf_printf(&body, "%s%s(yg + p0, %s, np, %s);\n", ind, ops.bn, lit(osp), ops.bnt);
+    } else if (relu && !p.shifted) {
         /* The tile's output: all of the group's planes when the tile is all pixels, else a
          * run of np pixels per channel. */
         if (p.tile == osp) {
@@ -1135,6 +1192,7 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
                     : p.tile == osp ? "one tile" : strf("tiles of %lld pixels", (long long)p.tile),
                     geom_doc(g), epilogue_doc(c)),
         "PARAMS", params.p, "BUFS", bufs.p ? bufs.p : "", "DECLS", decls,
+        "INIT", init.p ? init.p : "",
         "FOR_N", loop_head("", "n", g->N, 1), "FOR_G", loop_head("", "g", g->G, 1),
         "C", lit(g->C), "CG", lit(g->CG), "M", lit(g->M),
         "MG", lit(g->MG), "ISP", lit(isp), "OSP", lit(osp), "T", lit(p.tile),
@@ -1164,13 +1222,10 @@ static int depthwise(const ConvK *c)
  * there is no padding (the kernel reads x in place). */
 static int64_t depthwise_plane(const Geom *g, int64_t *xh, int64_t *xw)
 {
-    int64_t in3[NSP], pb3[NSP], pe3[NSP];
-    pad3(g, g->in, in3, 1);
-    pad3(g, g->pb, pb3, 0);
-    pad3(g, g->pe, pe3, 0);
-    *xh = in3[1] + pb3[1] + pe3[1];
-    *xw = in3[2] + pb3[2] + pe3[2];
-    return pb3[1] || pe3[1] || pb3[2] || pe3[2] ? *xh * *xw : 0;
+    Geom3 t = geom3(g);
+    *xh = t.in[1] + t.pb[1] + t.pe[1];
+    *xw = t.in[2] + t.pb[2] + t.pe[2];
+    return t.pb[1] || t.pe[1] || t.pb[2] || t.pe[2] ? *xh * *xw : 0;
 }
 
 /* "V * K", or V when K is 1 */
@@ -1191,7 +1246,7 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
     Geom3 t = geom3(g);
     int64_t xh, xw;
     int64_t plane = depthwise_plane(g, &xh, &xw), ow = t.out[2], ow16 = ow / 16 * 16;
-    Buf params = {0}, zero = {0}, pad = {0}, tail = {0};
+    Buf params = {0}, zero = {0}, pad = {0}, blocks = {0}, tail = {0};
     buf_printf(&params, "const float *restrict x, const float *restrict w, %sfloat *restrict y%s",
                c->B ? "const float *restrict bias, " : "", plane ? ", float *restrict xp" : "");
     if (plane) {
@@ -1201,6 +1256,11 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
                          "%s * sizeof *xp);\n",
                    lit(t.in[1]), lit(t.pb[1]), lit(xw), lit(t.pb[2]), lit(t.in[2]), lit(t.in[2]));
     }
+    if (ow16)
+        buf_printf(&blocks, "                        for (i = 0; i < %s; i += 16)\n"
+                            "                            for (q = 0; q < 16; q++)\n"
+                            "                                acc[i + q] = fmaf(wv, xr[%s], "
+                            "acc[i + q]);\n", lit(ow16), tap_col("i", t.s[2]));
     if (ow > ow16)
         buf_printf(&tail, "                        for (q = 0; q < %s; q++)\n"
                           "                            acc[%s + q] = "
@@ -1212,14 +1272,15 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
                     shape_str(c->X), shape_str(c->Y), (long long)g->G,
                     (long long)numel_dims(g->nsp, g->k), c->ep ? ", the fused Relu" : ""),
         "PARAMS", params.p, "ZERO", zero.p ? zero.p : "", "PAD", pad.p ? pad.p : "",
-        "TAIL", tail.p ? tail.p : "", "SRC", plane ? "xp" : "xm",
+        "BLOCKS", blocks.p ? blocks.p : "", "TAIL", tail.p ? tail.p : "",
+        "SRC", plane ? "xp" : "xm",
         "BIAS", c->B ? "bias[m]" : "0", "STORE", c->ep ? "a > 0 ? a : 0" : "a",
         "FOR_N", loop_head("", "n", g->N, 1), "M", lit(g->M), "C", lit(g->C),
         "CH", g->MG == 1 ? "m" : strf("m / %s", lit(g->MG)), "IHW", lit(t.in[1] * t.in[2]),
         "KHW", lit(t.k[1] * t.k[2]), "OHW", lit(t.out[1] * ow), "OH", lit(t.out[1]), "OW", lit(ow),
-        "OW16", lit(ow16), "KH", lit(t.k[1]), "KW", lit(t.k[2]),
+        "KH", lit(t.k[1]), "KW", lit(t.k[2]),
         "ROW", strf("%s + %s", times("oh", t.s[1]), times("kh", t.d[1])),
-        "COL", times("kw", t.d[2]), "AT", tap_col("i", t.s[2]),
+        "COL", times("kw", t.d[2]),
         "XW", lit(plane ? xw : t.in[2]), NULL);
     Buf args = {0};
     buf_printf(&args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
@@ -1252,6 +1313,13 @@ int conv_takes_activation(Node *n)
     return numel(c.Y) > 0 && gemm_eligible(&c);
 }
 
+int conv_takes_batchnorm(Node *n)
+{
+    ConvK c;
+    conv_setup(n, &c);
+    return numel(c.Y) > 0 && gemm_eligible(&c) && !depthwise(&c);
+}
+
 /* A plain 2-D MaxPool (maxpool_plain_2d) that reads only a Conv's output (fuse.c has checked
  * that), whose windows do not overlap along H, with a stride along W that its row kernel
  * takes, after a Conv whose products are of whole output rows: each tile is pooled as it is
@@ -1259,7 +1327,9 @@ int conv_takes_activation(Node *n)
 int conv_takes_maxpool(Node *conv, Node *pool, ConvEpilogue *ep)
 {
     int64_t k[2], s[2];
+    const ConvEpilogue *before = conv->aux;
     if (strcmp(pool->op, "MaxPool") || *pool->domain || !conv_takes_activation(conv) ||
+        (before && before->bn) ||
         conv->in[0]->rank != 4 || !maxpool_plain_2d(pool, k, s) || s[0] != k[0] ||
         !(s[1] == 1 || (s[1] == 2 && k[1] >= 2)))
         return 0;
@@ -1287,7 +1357,7 @@ int64_t conv_workspace(Node *n)
         return depthwise_plane(&c.g, &xh, &xw) * 4;
     GemmPlan p;
     gemm_plan(&c, &p);
-    return (p.pad_floats + p.buf_floats) * 4;
+    return (p.pad_floats + p.buf_floats + p.bn_floats) * 4;
 }
 
 static void conv_emit(Emit *e, Node *n)

@@ -12,6 +12,12 @@
  * activation, and op_conv.c applies the Relu's own expression to each tile of the product's
  * output while it is in cache, instead of a pass over the whole tensor: the same bits.
  *
+ * Conv + BatchNormalization (+ Relu). Likewise a BatchNormalization in inference mode that
+ * alone reads such a Conv's output (of other than one channel per group): its parameters
+ * become the Conv's inputs 3-6 and op_conv.c applies the BatchNormalization's own expression
+ * (then the Relu's) to each tile, channel by channel: two passes over the output fewer, the
+ * same bits. (Folding it into the weights, as ONNX Runtime does, would change them.)
+ *
  * Conv (+ Relu) + MaxPool. Likewise a MaxPool that only reads such a Conv's output and that
  * op_conv.c can apply to each tile (conv_takes_maxpool): the MaxPool node becomes the Conv,
  * the epilogue gains the pool, and the Conv's full-size output is never stored.
@@ -185,15 +191,53 @@ static int is_conv(const Node *n)
     return !strcmp(n->op, "Conv") && !*n->domain && n->nout == 1 && n->out[0];
 }
 
+/* A BatchNormalization in inference mode, of float scale, bias, mean and var, only its Y
+ * read */
+static int is_plain_bn(Node *n)
+{
+    if (strcmp(n->op, "BatchNormalization") || *n->domain || n->nin != 5 || !n->out[0] ||
+        n->out[0]->dt != DT_FLOAT || (n->opset >= 14 && attr_int(n, "training_mode", 0)) ||
+        (n->opset < 9 && !attr_int(n, "spatial", 1)))
+        return 0;
+    for (int i = 1; i < 5; i++)
+        if (!n->in[i] || n->in[i]->dt != DT_FLOAT || read_output(n, i))
+            return 0;
+    return 1;
+}
+
+static int try_conv_bn(Graph *g, Node *conv)
+{
+    if (!is_conv(conv) || conv->aux || !conv_takes_batchnorm(conv))
+        return 0;
+    Node *bn = sole_consumer(g, conv->out[0]);
+    if (!bn || !is_plain_bn(bn))
+        return 0;
+    Value **in = xalloc(7 * sizeof *in);
+    for (int i = 0; i < 3; i++)
+        in[i] = i < conv->nin ? conv->in[i] : NULL;
+    for (int i = 1; i < 5; i++)
+        in[2 + i] = bn->in[i];
+    double eps = attr_float(bn, "epsilon", 1e-5);
+    absorb_conv(bn, conv, &(ConvEpilogue){.bn = 1, .bn_eps = eps});
+    bn->in = in;
+    bn->nin = 7;
+    bn->ws_bytes = conv_workspace(bn);
+    return 1;
+}
+
 static int try_conv_relu(Graph *g, Node *conv)
 {
-    if (!is_conv(conv) || conv->aux || !conv_takes_activation(conv))
+    const ConvEpilogue *ep = conv->aux;
+    if (!is_conv(conv) || (ep && (!ep->bn || ep->act || ep->pool_k[0])) ||
+        !conv_takes_activation(conv))
         return 0;
     Node *relu = sole_consumer(g, conv->out[0]);
     if (!relu || strcmp(relu->op, "Relu") || *relu->domain || relu->nin != 1 ||
         relu->nout != 1 || !relu->out[0] || relu->out[0]->dt != DT_FLOAT)
         return 0;
-    absorb_conv(relu, conv, &(ConvEpilogue){.act = "Relu"});
+    ConvEpilogue with = ep ? *ep : (ConvEpilogue){0};
+    with.act = "Relu";
+    absorb_conv(relu, conv, &with);
     return 1;
 }
 
@@ -270,7 +314,8 @@ int fuse_graph(Graph *g)
     int fused = 0;
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
-            fused += try_bucketize(g, g->nodes[i]) || try_conv_relu(g, g->nodes[i]) ||
+            fused += try_bucketize(g, g->nodes[i]) || try_conv_bn(g, g->nodes[i]) ||
+                     try_conv_relu(g, g->nodes[i]) ||
                      try_conv_pool(g, g->nodes[i]) || try_matmul_add(g, g->nodes[i]) ||
                      try_silu(g, g->nodes[i]);
     return fused;
