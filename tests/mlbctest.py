@@ -205,6 +205,19 @@ def compare(name, got, want, rtol=1e-3, atol=1e-5):
                 name, bad.sum(), bad.size, tuple(i), got[tuple(i)], want[tuple(i)]))
 
 
+def same_bits(a, b):
+    """Bytewise equal, and equal up to NaN sign and payload: where two NaNs meet, IEEE 754
+    leaves which one an operation returns to the instruction (an FMA's operand order), so
+    that is not part of the same-bits contract."""
+    if a.tobytes() == b.tobytes():
+        return True, True
+    if a.dtype.kind == "f" or a.dtype == np.float16:
+        na, nb = np.isnan(a), np.isnan(b)
+        if np.array_equal(na, nb):
+            return False, a[~na].tobytes() == b[~nb].tobytes()
+    return False, False
+
+
 def tensor_types(model):
     """(elem_type, shape) of the runtime inputs and the outputs; None if not all tensors."""
     inits = {t.name for t in model.graph.initializer}

@@ -91,17 +91,6 @@ def inexact_calls(c_file):
     return sorted(calls - EXACT)
 
 
-def same_bits(a, b):
-    """Bytewise equal, and equal up to NaN sign and payload (what is asserted)."""
-    if a.tobytes() == b.tobytes():
-        return True, True
-    if a.dtype.kind == "f" or a.dtype == np.float16:
-        na, nb = np.isnan(a), np.isnan(b)
-        if np.array_equal(na, nb):
-            return False, a[~na].tobytes() == b[~nb].tobytes()
-    return False, False
-
-
 def model_case(path):
     """An example model: (onnx path, data sets [(inputs, expected outputs)], input types,
     output types, output names or None for a node test)."""
@@ -192,7 +181,7 @@ def run_case(mlbc, name, load, work):
         except Failure as e:
             raise Failure("sample %d: %s" % (k, e) if len(sets) > 1 else str(e))
         for what, g, r in zip(names, got, ref):
-            bytewise, modulo_nan = same_bits(g, r)
+            bytewise, modulo_nan = mlbctest.same_bits(g, r)
             floating = g.dtype.kind == "f" or g.dtype == np.float16
             st.add(floating and bool(inexact), bytewise, modulo_nan)
             if not modulo_nan and not (floating and inexact):

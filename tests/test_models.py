@@ -182,7 +182,8 @@ def poison(feeds, seed):
 def fused_vs_apart(mlbc, work, tag, graph, inspect, ncases, what, reference=kinds.reference):
     """GRAPH(keep_apart) built fused and kept apart, INSPECT(code, apart) checking each one's
     generated code: both against onnx_np (REFERENCE), and outputs y0.. y<NCASES - 1> of the
-    two the same bits, also with NaN, infinite and -0 inputs."""
+    two the same bits (up to a NaN's sign and payload), also with NaN, infinite and -0
+    inputs."""
     res = {}
     for apart in (False, True):
         model = graph(apart)
@@ -205,7 +206,7 @@ def fused_vs_apart(mlbc, work, tag, graph, inspect, ncases, what, reference=kind
     for i in range(ncases):
         y = "y%d" % i
         for k, inputs in enumerate(("random", "NaN, infinite and -0")):
-            if res[False][k][y].tobytes() != res[True][k][y].tobytes():
+            if not mlbctest.same_bits(res[False][k][y], res[True][k][y])[1]:
                 raise Failure("%s, %s inputs: the fused %s differs from the unfused in bits"
                               % (y, inputs, what))
     return ncases
@@ -301,9 +302,13 @@ def check_conv_bn(mlbc, work):
 # MatMul + Add of a bias, fused into the product's c operand (fuse.c): A's shape, B's, the
 # bias's, whether the bias is the Add's first input, whether it fuses. Rows of a batch of
 # sequences, a scalar bias, one row (mlbc_gemv_f32), a batch of B matrices; a bias per row
-# and a MatMul of a vector B stay apart.
+# and a MatMul of a vector B stay apart. A batch times one B is one product of all the
+# batch's rows (op_linalg.c, matmul_emit): of single rows as torch's attention projects,
+# over two batch axes.
 MATMUL_ADD_CASES = [
     ((2, 5, 24), (24, 40), (40,), False, True),
+    ((16, 1, 64), (64, 48), (48,), False, True),
+    ((2, 3, 4, 8), (8, 24), (24,), True, True),
     ((2, 5, 24), (24, 17), (1, 1, 17), True, True),
     ((7, 33), (33, 20), (1,), False, True),
     ((1, 300), (300, 70), (70,), True, True),
@@ -341,6 +346,8 @@ def check_matmul_add(mlbc, work):
         want = len(MATMUL_ADD_CASES) - (0 if apart else sum(c[4] for c in MATMUL_ADD_CASES))
         if code.count("/* Add '") != want:
             raise Failure("%d Add nodes left, not %d" % (code.count("/* Add '"), want))
+        if "MatMul: 16 products" in code or "MatMul: 6 products" in code:
+            raise Failure("a batch times one B is a product per matrix")
     return fused_vs_apart(mlbc, work, "matmul_add", matmul_add_graph, inspect,
                           len(MATMUL_ADD_CASES), "MatMul + Add")
 
