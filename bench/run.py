@@ -3,8 +3,8 @@ flag sets (gcc and clang-19, -O2/-O3, with and without -march=native) and with -
 ONNX Runtime (one thread), libtorch (TorchScript) when installed, the same code built at -O0, a
 hand-written C loop, OpenBLAS, the memory-read floor and the FLOP ceiling of the CPU, for every
 models/*.onnx, the shape families of models/kinds.py and a fixed-seed sample of the random
-networks of models/gen.py (the distribution of mlbc/ORT over them); plots of it and of the
-round trip.
+networks of models/gen.py (the distribution of mlbc/ORT over them), and torch's own layers as
+torch exports them (tests/torch_layers); plots of it and of the round trip.
 
 Every number comes from this one run. The timed programs are interleaved: in each round every
 program runs once, in a new order, for a few batches; a latency is the median over all
@@ -796,6 +796,22 @@ def ort_version(ort, rows):
     return None, why or "no model to run"
 
 
+# torch's own layers as torch 1.13 writes them (tests/torch_layers/export.py): each at opset
+# 17, and the TransformerEncoderLayers at 16 too (their LayerNorm a chain of ops below 17)
+TORCH_LAYERS = os.path.join(ROOT, "tests", "torch_layers")
+TORCH_PICK = r"_op17$|^tel_.*_op16$"
+
+
+def torch_rows(args):
+    """Rows for the torch layers (none with --quick)."""
+    if args.quick:
+        return []
+    names = sorted(f[:-5] for f in os.listdir(TORCH_LAYERS)
+                   if f.endswith(".onnx") and re.search(TORCH_PICK, f[:-5]))
+    return [Row("torch " + n, os.path.join(TORCH_LAYERS, n + ".onnx"), full=True,
+                group="torch") for n in names]
+
+
 def gen_rows(args, work):
     """Rows for models/gen.py's sample (networks 0..N-1 of the seed) in WORK/gen/; [] and a
     line saying why when there is none."""
@@ -889,8 +905,8 @@ def main():
     keep = (lambda name: re.search(args.models, name)) if args.models else (lambda name: True)
     models = [Row(p[:-5], os.path.join("models", p), full=True, group="models")
               for p in sorted(os.listdir("models")) if p.endswith(".onnx")]
-    models = [r for r in models + kind_rows(args, work) + gen_rows(args, work)
-              if keep(r.name)]
+    models = [r for r in models + kind_rows(args, work) + torch_rows(args) +
+              gen_rows(args, work) if keep(r.name)]
     shapes = [s for s in FC_SHAPES if keep("fc %dx%d" % s) or keep("fc %dx%d --blas" % s)]
     refs = {(n, m): fc_references(work, n, m, stream) for n, m in shapes}
     fc_paths = {(n, m): fc_model(work, n, m) for n, m in shapes}
@@ -953,6 +969,8 @@ def main():
              if ort else "", REF))
     groups = [("example models (models/*.onnx)", [r for r in models if r.group == "models"]),
               ("shape families (models/kinds.py)", [r for r in models if r.group == "kinds"]),
+              ("torch's own layers (tests/torch_layers: torch 1.13's exports, opset 17; "
+               "TransformerEncoderLayer at 16 too)", [r for r in models if r.group == "torch"]),
               ("generated networks (models/gen.py, seed %d)" % args.gen_seed,
                [r for r in models if r.group == "gen"])]
     for title, rows in groups:

@@ -63,6 +63,17 @@ torch.use_deterministic_algorithms(True)
 # --------------------------------------------------------------------------------------------
 # helpers
 
+def stripped(data):
+    """The ModelProto of an export's bytes, doc strings stripped, checked (full check)."""
+    m = onnx.load_from_string(data)
+    m.doc_string = ""
+    m.graph.doc_string = ""
+    for n in m.graph.node:
+        n.doc_string = ""
+    onnx.checker.check_model(m, full_check=True)
+    return m
+
+
 def export(model, args, path, input_names, output_names, opset):
     """torch.onnx.export into memory, strip doc strings, check, save. Returns the ModelProto."""
     model.eval()
@@ -72,12 +83,7 @@ def export(model, args, path, input_names, output_names, opset):
                           output_names=output_names, opset_version=opset,
                           do_constant_folding=True, export_params=True,
                           training=torch.onnx.TrainingMode.EVAL)
-    m = onnx.load_from_string(buf.getvalue())
-    m.doc_string = ""
-    m.graph.doc_string = ""
-    for n in m.graph.node:
-        n.doc_string = ""
-    onnx.checker.check_model(m, full_check=True)
+    m = stripped(buf.getvalue())
     inferred = onnx.shape_inference.infer_shapes(m, check_type=True, strict_mode=True)
     onnx.checker.check_model(inferred)
     with open(path, "wb") as f:

@@ -36,6 +36,8 @@ def programs(build):
         ("fuzz targets over their regression corpora", [PY, "tests/test_fuzz.py"] + b, ALONE),
         ("text front end cross-check", [PY, "tests/test_text.py"] + b, PAIRED),
         ("example models against their references", [PY, "tests/test_models.py"] + b, ALONE),
+        ("torch's own layers as torch exports them, opsets 13-18",
+         [PY, "tests/test_torch_layers.py"] + b, ALONE),
         ("older exporters' models (opsets 1-6) and splat constants",
          [PY, "tests/test_legacy.py"] + b, PAIRED),
         ("random policy-shaped networks (models/gen.py) against onnx_np",
