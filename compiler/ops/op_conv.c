@@ -681,9 +681,10 @@ typedef struct GemmPlan {
 } GemmPlan;
 
 /* What is applied to each tile of a Conv's products: the kernels of the fused Relu, MaxPool
- * and BatchNormalization (or NULL), and the BatchNormalization's table for the group. */
+ * and BatchNormalization (channels as rows, pixels as rows: bn_pix) or NULL, and the
+ * BatchNormalization's table for the group. */
 typedef struct TileOps {
-    const char *relu, *pool, *bn, *bnt;
+    const char *relu, *pool, *bn, *bn_pix, *bnt;
 } TileOps;
 
 /* The table of tap offsets for mlbc_gemm_f32_taps (templates/gemm_taps_f32.c), a static array
@@ -898,7 +899,7 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
 static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
 {
     const ConvEpilogue *ep = c->ep;
-    int pool = ep && ep->pool_k[0], act = ep && ep->act && !ep->bn; /* else conv_bn's */
+    int pool = ep && ep->pool_k[0], act = ep && ep->act;
     int64_t kh = pool ? ep->pool_k[0] : 1;
     if (pool)
         oh = pooled(c, 0);
@@ -998,11 +999,9 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
         buf_printf(body,
                    "mlbc_gemm_f32_pix(nr * %s, %s, %s, %s + %s, pix, offs, %s, %s, %s, yp, %s);\n",
                    ow, mg, lit(taps), xs, row, wg, lit(gemm_panel_stride(taps)), cargs, mg);
-        buf_printf(body, "%s        %s;\n", ind, pix_out_call(e, c, oh, out3[2]));
-        if (ops->bn)
-            buf_printf(body, "%s        %s(yg + (od * %s + oh) * %s, %s, nr * %s, %s);\n", ind,
-                       ops->bn, lit(oh), ow, osp, ow, ops->bnt);
-        buf_printf(body, "%s    }\n", ind);
+        if (ops->bn_pix)
+            buf_printf(body, "%s        %s(yp, nr * %s, %s);\n", ind, ops->bn_pix, ow, ops->bnt);
+        buf_printf(body, "%s        %s;\n%s    }\n", ind, pix_out_call(e, c, oh, out3[2]), ind);
         return;
     }
     if (p->row_calls) {
@@ -1076,12 +1075,18 @@ static void emit_bn(Emit *e, const ConvK *c, const GemmPlan *p, TileOps *ops, Bu
     buf_printf(bufs, "    float *restrict bnt = %s; /* the BatchNormalization's a, mean, bias */\n",
                at ? strf("ws + %s", lit(at)) : "ws");
     buf_printf(init, "    %s(bn_scale, bn_bias, bn_mean, bn_var, bnt);\n", table);
-    ops->bn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_bn",
-        "DOC", strf("Conv: the fused BatchNormalization%s", c->ep->act ? ", then the Relu" : ""),
-        "MG", lit(g->MG), "M", m, "M2", m2,
-        "BN", madd(DT_FLOAT, "(yr[i + q] - mu)", "a", "b"),
-        "ACT", c->ep->act ? "v > 0 ? v : 0" : "v",
-        NULL);
+    if (p->pix)                         /* conv_pix_out applies the Relu after it */
+        ops->bn_pix = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_bn_pix",
+            "DOC", "Conv: the fused BatchNormalization, on a product's [pixel][channel]",
+            "MG", lit(g->MG), "BN", madd(DT_FLOAT, strf("(yr[m] - t[%s + m])", m), "t[m]",
+                                         strf("t[%s + m]", m2)), NULL);
+    else
+        ops->bn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_bn",
+            "DOC", strf("Conv: the fused BatchNormalization%s", c->ep->act ? ", then the Relu" : ""),
+            "MG", lit(g->MG), "M", m, "M2", m2,
+            "BN", madd(DT_FLOAT, "(yr[i + q] - mu)", "a", "b"),
+            "ACT", c->ep->act ? "v > 0 ? v : 0" : "v",
+            NULL);
     ops->bnt = g->G > 1 ? strf("bnt + g * %s", lit(g->MG)) : "bnt";
 }
 
