@@ -1,7 +1,9 @@
 // Depthwise float Conv (compiler/op_conv.c, one input channel per group), direct: per output
 // row of a channel, each tap's weight times the input row it reaches, summed into the row's
 // outputs (acc) with explicit fused multiply-adds, the bias first and then the taps in order
-// (kh, kw), padding included as zeros (PAD copies the channel into the zero-bordered xp). So
+// (kh, kw), padding included as zeros (PAD copies the channel into the zero-bordered xp, as
+// its phases when strided along W: templates/conv_phases.c, ROW and COL then find a tap's
+// phase, and its row of outputs reads consecutive floats). So
 // each output is the same chain of fmaf on every path and with every compiler. The row loop
 // goes in blocks of 16 (BLOCKS) and a tail (TAIL), of constant trip counts, which gcc -O2
 // vectorises (with the CPU's FMA on the AVX2 and AVX-512 paths: isa_paths.c).

@@ -600,14 +600,17 @@ def check_paths_variants(mlbc, work):
 
 # Depthwise float Conv (templates/conv_depthwise.c): (x's shape, channel multiplier, kernel,
 # strides, dilations, pads, bias, fused Relu, a 2x2 MaxPool after it). Rows with and without a
-# tail past 16, strides and dilations of 2, asymmetric and no padding, 1-D and 2-D, batches.
+# tail past 16, strides (read in phases) of 2 and 3, dilations of 2, asymmetric and no
+# padding, 1-D and 2-D, batches.
 DW_CASES = (((2, 8, 9, 13), 1, 3, 1, 1, (1, 1, 1, 1), True, False, False),
             ((1, 6, 17, 20), 2, 3, 2, 1, (1, 0, 0, 1), False, False, False),
             ((1, 4, 12, 40), 1, 5, 1, 2, (4, 4, 4, 4), True, True, False),
             ((1, 8, 10, 10), 1, 3, 1, 1, (0, 0, 0, 0), True, False, False),
             ((2, 16, 50), 1, 5, 1, 1, (2, 2), True, False, False),
             ((1, 5, 33), 2, 3, 2, 2, (2, 1), False, True, False),
-            ((1, 8, 8, 32), 1, 3, 1, 1, (1, 1, 1, 1), True, True, True))
+            ((1, 8, 8, 32), 1, 3, 1, 1, (1, 1, 1, 1), True, True, True),
+            ((1, 16, 32, 32), 1, 5, 2, 1, (2, 2, 2, 2), True, False, False),
+            ((1, 4, 19, 40), 1, 3, 3, 1, (0, 1, 2, 0), False, True, False))
 
 
 def depthwise_variants_graph():
@@ -661,6 +664,10 @@ def check_depthwise_variants(mlbc, work):
         if (n, relu) != (len(DW_CASES), sum(c[7] for c in DW_CASES)):
             raise Failure("%d direct depthwise kernels (%d with the Relu), not %d (%d)" % (
                 n, relu, len(DW_CASES), sum(c[7] for c in DW_CASES)))
+        phased = len(re.findall(r"zero-padded, as \d+x\d+ phases", code))
+        if phased != sum(c[3] > 1 for c in DW_CASES):   # strided: in phases
+            raise Failure("%d depthwise Convs read phases, not %d" % (
+                phased, sum(c[3] > 1 for c in DW_CASES)))
     return check_graph(mlbc, work, "depthwise_variants", *depthwise_variants_graph(), inspect,
                        gen.reference)
 

@@ -712,18 +712,49 @@ static void emit_tap_offsets(Buf *b, const ConvK *c, const GemmPlan *p)
 }
 
 /* The padded copy of a group's input as its phases (templates/conv_phases.c). */
-static const char *emit_phases(Emit *e, const ConvK *c, const GemmPlan *p)
+/* The padded copy of CG channels of a group's input as their ph[0] x ph[1] phases of XH x XW
+ * (templates/conv_phases.c), in a buffer of xn floats: zeroed first if ZERO (else the caller
+ * zeroed it once: each call writes the same places). */
+static const char *emit_phases(Emit *e, const ConvK *c, int64_t cg, const int64_t *ph,
+                               int64_t xh, int64_t xw, int64_t xn, int zero)
 {
     Geom3 t = geom3(&c->g);
-    return kernel(e, c->n, "conv_phases",
+    /* Phase b takes the input columns iw = b - PW (mod SW) from iw0[b] on: cols[b] of them,
+     * to column (PW + iw0[b]) / SW on. One loop deals the columns all phases have (its loads
+     * interleaved, which gcc -O2 vectorises; a loop per phase it does not), then the last
+     * column of those that have one more. */
+    Buf one = {0}, last = {0};
+    int64_t sw = ph[1], common = t.in[2];
+    int64_t *iw0 = xalloc(sw * sizeof *iw0), *cols = xalloc(sw * sizeof *cols);
+    for (int64_t b = 0; b < sw; b++) {
+        iw0[b] = ((b - t.pb[2]) % sw + sw) % sw;
+        cols[b] = iw0[b] < t.in[2] ? (t.in[2] - iw0[b] + sw - 1) / sw : 0;
+        common = cols[b] < common ? cols[b] : common;
+    }
+    for (int64_t b = 0; b < sw; b++) {
+        const char *to = lit(b * xh * xw + (t.pb[2] + iw0[b]) / sw);
+        if (common)
+            buf_printf(&one, "                yr[%s + j] = xr[%s];\n", to,
+                       iw0[b] ? strf("%s + %s * j", lit(iw0[b]), lit(sw)) : strf("%s * j", lit(sw)));
+        if (cols[b] > common)
+            buf_printf(&last, "            yr[%s + %s] = xr[%s];\n", to, lit(common),
+                       lit(iw0[b] + sw * common));
+    }
+    Buf deal = {0};
+    if (common)
+        buf_printf(&deal, "            for (j = 0; j < %s; j++) {\n%s            }\n", lit(common),
+                   one.p);
+    if (last.p)
+        buf_puts(&deal, last.p);
+    return kernel_paths(e, c->n, cg * t.in[1] * t.in[2], "conv_phases",
                   "DOC", strf("Conv: %s zero-padded, as %lldx%lld phases of %lldx%lld per channel",
-                              shape_str(c->X), (long long)p->phases[0], (long long)p->phases[1],
-                              (long long)p->src[1], (long long)p->src[2]),
-                  "XN", lit(p->pad_floats), "CG", lit(c->g.CG), "IH", lit(t.in[1]),
-                  "IW", lit(t.in[2]), "PH", lit(t.pb[1]), "PW", lit(t.pb[2]),
-                  "PWM", lit(t.pb[2] % p->phases[1]),
-                  "SH", lit(p->phases[0]), "SW", lit(p->phases[1]), "XH", lit(p->src[1]),
-                  "XW", lit(p->src[2]), NULL);
+                              shape_str(c->X), (long long)ph[0], (long long)ph[1],
+                              (long long)xh, (long long)xw),
+                  "ZERO", zero ? strf("    memset(xp, 0, sizeof(float) * %s);\n", lit(xn)) : "",
+                  "FOR_C", loop_head("", "c", cg, 1), "IH", lit(t.in[1]),
+                  "IW", lit(t.in[2]),
+                  "PH", lit(t.pb[1]), "SH", lit(ph[0]), "SW", lit(ph[1]), "XH", lit(xh),
+                  "XW", lit(xw), "DEAL", deal.p ? deal.p : "", NULL);
 }
 
 /* Whether a product over the rows of a plane (at most NR, of OW pixels) computes fewer
@@ -1158,7 +1189,8 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         const char *xs = p.padded ? "xp" : "xg";
         if (p.padded)
             buf_printf(&pre, "            %s(xg, xp);\n",
-                       p.phases[1] > 1 ? emit_phases(e, c, &p)
+                       p.phases[1] > 1 ? emit_phases(e, c, g->CG, p.phases, p.src[1], p.src[2],
+                                                     p.pad_floats, 1)
                                        : emit_pad(e, c, p.src, p.pad_floats));
         if (p.shifted) {
             emit_tap_offsets(&bufs, c, &p);
@@ -1223,14 +1255,25 @@ static int depthwise(const ConvK *c)
            ow <= DEPTHWISE_ROW && !(c->ep && c->ep->pool_k[0]);
 }
 
-/* The extents of a depthwise Conv's zero-padded input plane (H, W), and its floats; 0 when
- * there is no padding (the kernel reads x in place). */
-static int64_t depthwise_plane(const Geom *g, int64_t *xh, int64_t *xw)
+/* A depthwise Conv's zero-padded input plane: its extents (H, W; of one phase when strided
+ * along W, split as the products' xp is, so that a tap's row of outputs reads consecutive
+ * floats), its phases ph (SH x SW, or 1 x 1) and its floats; 0 when the kernel reads x in
+ * place (no padding, unit stride along W). */
+static int64_t depthwise_plane(const Geom *g, int64_t *xh, int64_t *xw, int64_t *ph)
 {
     Geom3 t = geom3(g);
-    *xh = t.in[1] + t.pb[1] + t.pe[1];
-    *xw = t.in[2] + t.pb[2] + t.pe[2];
-    return t.pb[1] || t.pe[1] || t.pb[2] || t.pe[2] ? *xh * *xw : 0;
+    int split = t.s[2] > 1;
+    ph[0] = split ? t.s[1] : 1;
+    ph[1] = split ? t.s[2] : 1;
+    *xh = (t.in[1] + t.pb[1] + t.pe[1] + ph[0] - 1) / ph[0];
+    *xw = (t.in[2] + t.pb[2] + t.pe[2] + ph[1] - 1) / ph[1];
+    return split || t.pb[1] || t.pe[1] || t.pb[2] || t.pe[2] ? ph[0] * ph[1] * *xh * *xw : 0;
+}
+
+/* S in parentheses if it is more than a name */
+static const char *paren(const char *s)
+{
+    return strchr(s, ' ') ? strf("(%s)", s) : s;
 }
 
 /* "V * K", or V when K is 1 */
@@ -1249,13 +1292,30 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
 {
     const Geom *g = &c->g;
     Geom3 t = geom3(g);
-    int64_t xh, xw;
-    int64_t plane = depthwise_plane(g, &xh, &xw), ow = t.out[2], ow16 = ow / 16 * 16;
+    int64_t xh, xw, ph[2];
+    int64_t plane = depthwise_plane(g, &xh, &xw, ph), ow = t.out[2], ow16 = ow / 16 * 16;
+    int split = ph[1] > 1;
+    int64_t sw = split ? 1 : t.s[2];    /* the reads' stride along a row */
+    const char *h = times("kh", t.d[1]), *w = times("kw", t.d[2]);
+    const char *row = strf("%s + %s", times("oh", t.s[1]), h), *col = w;
     Buf params = {0}, zero = {0}, pad = {0}, blocks = {0}, tail = {0};
     buf_printf(&params, "const float *restrict x, const float *restrict w, %sfloat *restrict y%s",
                c->B ? "const float *restrict bias, " : "", plane ? ", float *restrict xp" : "");
-    if (plane) {
+    if (split) {
+        /* tap (kh, kw): row oh + kh DH / SH, column kw DW / SW of phase (kh DH % SH, kw DW %
+         * SW), the phase's XH rows of XW after the others */
+        const char *phase = strf("%s %% %s", paren(w), lit(ph[1]));
+        if (ph[0] > 1)
+            phase = strf("%s %% %s * %s + %s", paren(h), lit(ph[0]), lit(ph[1]), phase);
+        row = strf("(%s) * %s + oh + %s", phase, lit(xh),
+                   ph[0] > 1 ? strf("%s / %s", paren(h), lit(ph[0])) : h);
+        col = strf("%s / %s", paren(w), lit(ph[1]));
+        buf_printf(&pad, "            %s(xm, xp);\n",
+                   emit_phases(e, c, 1, ph, xh, xw, plane, 0));
+    }
+    if (plane)
         buf_printf(&zero, "    for (i = 0; i < %s; i++)\n        xp[i] = 0;\n", lit(plane));
+    if (plane && !split) {
         buf_printf(&pad, "            for (i = 0; i < %s; i++)\n"
                          "                mlbc_copy(xp + (i + %s) * %s + %s, xm + i * %s, "
                          "%s * sizeof *xp);\n",
@@ -1265,12 +1325,12 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
         buf_printf(&blocks, "                        for (i = 0; i < %s; i += 16)\n"
                             "                            for (q = 0; q < 16; q++)\n"
                             "                                acc[i + q] = fmaf(wv, xr[%s], "
-                            "acc[i + q]);\n", lit(ow16), tap_col("i", t.s[2]));
+                            "acc[i + q]);\n", lit(ow16), tap_col("i", sw));
     if (ow > ow16)
         buf_printf(&tail, "                        for (q = 0; q < %s; q++)\n"
                           "                            acc[%s + q] = "
                           "fmaf(wv, xr[%s], acc[%s + q]);\n",
-                   lit(ow - ow16), lit(ow16), tap_col(lit(ow16), t.s[2]), lit(ow16));
+                   lit(ow - ow16), lit(ow16), tap_col(lit(ow16), sw), lit(ow16));
     /* paths whatever its size: on the build's own target (SSE2 at plain -O2) fmaf is a call */
     const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_depthwise",
         "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct",
@@ -1284,8 +1344,7 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
         "CH", g->MG == 1 ? "m" : strf("m / %s", lit(g->MG)), "IHW", lit(t.in[1] * t.in[2]),
         "KHW", lit(t.k[1] * t.k[2]), "OHW", lit(t.out[1] * ow), "OH", lit(t.out[1]), "OW", lit(ow),
         "KH", lit(t.k[1]), "KW", lit(t.k[2]),
-        "ROW", strf("%s + %s", times("oh", t.s[1]), times("kh", t.d[1])),
-        "COL", times("kw", t.d[2]),
+        "ROW", row, "COL", col,
         "XW", lit(plane ? xw : t.in[2]), NULL);
     Buf args = {0};
     buf_printf(&args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
@@ -1357,9 +1416,9 @@ int64_t conv_workspace(Node *n)
     conv_setup(n, &c);
     if (!numel(c.Y) || !gemm_eligible(&c))
         return 0;
-    int64_t xh, xw;
+    int64_t xh, xw, ph[2];
     if (depthwise(&c))
-        return depthwise_plane(&c.g, &xh, &xw) * 4;
+        return depthwise_plane(&c.g, &xh, &xw, ph) * 4;
     GemmPlan p;
     gemm_plan(&c, &p);
     return (p.pad_floats + p.buf_floats + p.bn_floats) * 4;
