@@ -447,6 +447,11 @@ static void cols_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
             buf_line(b, ind, "for (i%d = 0; i%d < %s; i%d++)", i, i, lit(g[i].n), i);
             ind++;
         }
+    /* A chunk of constant size, unrolled whole: its accumulators stay in registers from one
+     * reduced element to the next instead of a store and a load each (gcc -O2 does not
+     * unroll it by itself: 1.6x slower than -O3 over 20 rows of 48) */
+    if (strcmp(nb, "nb"))
+        buf_line(b, ind, "#pragma GCC unroll 16");
     buf_line(b, ind, "for (j = 0; j < %s; j++) {", nb);
     buf_line(b, ind + 1, "const %s v = %s;", pc.V,
          load_elem(tx, strf("x[%s + j]", plus(offset(g, ng, 1, 0, -1), b0))));
