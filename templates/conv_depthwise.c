@@ -5,13 +5,13 @@
 // its phases when strided along W: templates/conv_phases.c, ROW and COL then find a tap's
 // phase, and its row of outputs reads consecutive floats). So
 // each output is the same chain of fmaf on every path and with every compiler. The row loop
-// goes in blocks of 16 (BLOCKS) and a tail (TAIL), of constant trip counts, which gcc -O2
-// vectorises (with the CPU's FMA on the AVX2 and AVX-512 paths: isa_paths.c).
+// goes over a multiple of 16 outputs (BLOCKS) and the rest (TAIL), of constant trip counts,
+// which gcc -O2 vectorises (with the CPU's FMA on the AVX2 and AVX-512 paths: isa_paths.c).
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
     float acc[${OW}];
-    long n, m, oh, kh, kw, i, q;
+    long n, m, oh, kh, kw, i;
 ${ZERO}    ${FOR_N}
         for (m = 0; m < ${M}; m++) {
             const float *restrict xm = x + (n * ${C} + ${CH}) * ${IHW};
