@@ -144,6 +144,7 @@ check-full: deps all
 	$(PYTHON) tests/test_node.py --build $(BUILD) --sanitize
 	$(PYTHON) tests/test_errors.py --build $(BUILD) --every 1 --fuzz 20000
 	$(PYTHON) tests/test_threads.py --build $(BUILD) --all --runs 100000
+	$(PYTHON) tests/test_same_bits.py --build $(BUILD) --all-models
 	$(PYTHON) tests/pipe/soak.py --build $(BUILD) --sessions 1000
 
 demo: deps all
