@@ -711,7 +711,6 @@ static void emit_tap_offsets(Buf *b, const ConvK *c, const GemmPlan *p)
                     "offs", v, taps);
 }
 
-/* The padded copy of a group's input as its phases (templates/conv_phases.c). */
 /* The padded copy of CG channels of a group's input as their ph[0] x ph[1] phases of XH x XW
  * (templates/conv_phases.c), in a buffer of xn floats: zeroed first if ZERO (else the caller
  * zeroed it once: each call writes the same places). */
