@@ -277,10 +277,10 @@ int64_t conv_workspace(Node *n);        /* Node.ws_bytes of a Conv, after a fusi
 /* op_pool.c: a float 2-D MaxPool without pads, dilations, partial windows or read indices:
  * its kernel K and strides S */
 int maxpool_plain_2d(Node *pool, int64_t *k, int64_t *s);
-/* op_pool.c: the vectorised MaxPool row kernel (templates/pool_max_rows.c) for OL outputs of
- * a window of K taps at stride S, NR rows RS floats apart; node n names it */
-const char *maxpool_rows_kernel(Emit *e, Node *n, int64_t ol, int64_t k, int64_t s, int64_t d,
-                                int64_t rs);
+/* op_pool.c: the vectorised MaxPool (max 1) or sum (max 0) row kernel (templates/pool_rows.c)
+ * for OL outputs of a window of K taps at stride S, NR rows RS floats apart; node n names it */
+const char *pool_rows_kernel(Emit *e, Node *n, int max, int64_t ol, int64_t k, int64_t s,
+                             int64_t d, int64_t rs);
 
 /* The aux data of the internal operators, made by the passes. */
 typedef struct Guard {                  /* Check (lower.c): in[0][0] CMP K must hold */

@@ -9,6 +9,7 @@ checking aid, not a general runtime.
     outputs = onnx_np.run(model_proto, {"input name": ndarray, ...})   # dict name -> ndarray
 """
 
+import itertools
 import math
 
 import numpy as np
@@ -65,19 +66,31 @@ def _conv(x, w, b, a):
 
 
 def _pool(x, a, kind):
-    kh, kw = _ints(a["kernel_shape"])
-    sh, sw = _ints(a.get("strides", [1, 1]))
-    pt, pl, pb, pr = _pads(a, 2)
-    if a.get("ceil_mode", 0) or (kind == "max" and a.get("dilations", [1, 1]) != [1, 1]):
-        raise NotImplementedError("pool ceil_mode/dilations")
-    if (pt, pl, pb, pr) != (0, 0, 0, 0):
-        raise NotImplementedError("padded pooling")
-    n, c, h, w = x.shape
-    oh = (h - kh) // sh + 1
-    ow = (w - kw) // sw + 1
-    win = np.stack([x[:, :, i:i + sh * (oh - 1) + 1:sh, j:j + sw * (ow - 1) + 1:sw]
-                    for i in range(kh) for j in range(kw)])
-    return (win.max(0) if kind == "max" else win.mean(0)).astype(x.dtype)
+    """MaxPool or AveragePool over 1 to 3 spatial axes, with pads (AveragePool: counted or
+    not, count_include_pad) and dilations. Padding is -inf for max, not a tap for the mean."""
+    k = _ints(a["kernel_shape"])
+    nsp = len(k)
+    s = _ints(a.get("strides", [1] * nsp))
+    d = _ints(a.get("dilations", [1] * nsp))
+    pads = _pads(a, nsp)
+    if a.get("ceil_mode", 0):
+        raise NotImplementedError("pool ceil_mode")
+    widths = [(0, 0), (0, 0)] + [(pads[i], pads[i + nsp]) for i in range(nsp)]
+    xp = np.pad(x.astype(np.float64), widths,
+                constant_values=-np.inf if kind == "max" else 0)
+    inside = np.pad(np.ones(x.shape[2:]), widths[2:])
+    out = [(xp.shape[2 + i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(nsp)]
+    acc = np.full(x.shape[:2] + tuple(out), -np.inf if kind == "max" else 0.0)
+    count = np.zeros(out)
+    for tap in itertools.product(*[range(n) for n in k]):
+        sl = tuple(slice(t * d[i], t * d[i] + s[i] * (out[i] - 1) + 1, s[i])
+                   for i, t in enumerate(tap))
+        v = xp[(Ellipsis,) + sl]
+        acc = np.maximum(acc, v) if kind == "max" else acc + v
+        count += inside[sl]
+    if kind == "avg":
+        acc /= np.prod(k) if a.get("count_include_pad", 0) else count
+    return acc.astype(x.dtype)
 
 
 def _rnn(ins, a, gates, cell, cells):

@@ -5,7 +5,7 @@
 //     CLAMP 0 (a 1x1 window): yp's value itself;
 //     CLAMP 1: acc = INIT, then acc = v > acc ? v : acc over the window's taps row by row.
 // With INIT = -inf that is the fused MaxPool in the tap order and update of
-// templates/pool_max_rows.c; with INIT = +0 a fused Relu (a 1x1 window: a > 0 ? a : 0, as
+// templates/pool_rows.c; with INIT = +0 a fused Relu (a 1x1 window: a > 0 ? a : 0, as
 // the Relu node) or a Relu then MaxPool (max(relu(taps)) = max(+0, taps)): the same bits as
 // the unfused nodes. SSE2's maxps(v, acc) and NEON's bit select on v > acc are that update.
 // Vector paths (templates/pool_isa.c): four channels of four outputs at a time, transposed in

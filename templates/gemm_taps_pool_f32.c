@@ -4,7 +4,7 @@
 // the pooled outputs j < N / 2 of channel m:
 //     y[m * ldy + j] = the window top 2j, top 2j + 1, bottom 2j, bottom 2j + 1 over init,
 // each product value the chain s + c[m * csm] of mlbc_gemm_f32 (templates/gemm_tile_f32.c),
-// the window taken in the order and with the update of templates/pool_max_rows.c
+// the window taken in the order and with the update of templates/pool_rows.c
 // (acc = v > acc ? v : acc, maxps(v, acc)). So the same bits as the product then the pool:
 // which is what the paths without AVX-512 do, a product per row into yt (rows of N), then
 // the row kernel `pool`.

@@ -1,4 +1,4 @@
-// The 128-bit vector paths of the pooling kernels (templates/pool_max_rows.c), emitted once.
+// The 128-bit vector paths of the pooling kernels (templates/pool_rows.c), emitted once.
 // They need no run-time choice (unlike templates/isa.c's): SSE2 is part of x86-64 and NEON
 // of AArch64.
 // -DMLBC_ISA_MAX=0 forces portable C, as for every kernel; the same bits on every path.

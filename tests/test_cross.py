@@ -1,8 +1,8 @@
 """The generated code on a second architecture: the example models (models/*.onnx against
 models/ref/*.npz), test_models' Conv + MaxPool chains (every way a Conv's products are laid
-out: rows of 8, 16 and 16k pixels, pixels as rows; against onnx_np) and a fixed sample of the
-ONNX node suite, compiled by mlbc, built for
-AArch64 with Debian's cross gcc (-O2 -static and the generated-code contract
+out: rows of 8, 16 and 16k pixels, pixels as rows; against onnx_np), its graphs of kernel
+cases (strided and depthwise Conv, pools) and a fixed sample of the ONNX node suite, compiled
+by mlbc, built for AArch64 with Debian's cross gcc (-O2 -static and the generated-code contract
 -std=c99 -Wall -Wextra -pedantic: a warning fails), run under qemu-aarch64 and compared with
 the expected outputs (the tolerances of test_models and test_node). The same C is also built
 natively (x86-64, gcc -O2 -march=native, the path this machine takes: mlbctest.CFLAGS) and
@@ -241,7 +241,7 @@ def main():
     for path in sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx"))):
         cases.append(("model " + os.path.basename(path), lambda p=path: model_case(p)))
     cases.append(("model conv_pool", lambda: conv_pool_case(work)))
-    for tag in ("strided", "depthwise"):
+    for tag in ("strided", "depthwise", "pool"):
         graph = getattr(test_models, tag + "_variants_graph")
         cases.append(("model " + tag, lambda t=tag, g=graph: graph_case(work, t, g)))
     cases.append(("model conv_bn", lambda: graph_case(work, "conv_bn", fused_conv_bn)))

@@ -117,7 +117,7 @@ CONV_POOL_CASES = [
     ((1, 3, 9, 8), 12, True, (3, 2), (3, 2)),
     ((1, 2, 6, 8), 2, True, (2, 2), (2, 2)),
     # rows of 40: too many columns past the rows' panels to pool on the registers; the row
-    # kernel's vector paths take 16 outputs, then 4 (templates/pool_max_rows.c)
+    # kernel's vector paths take 16 outputs, then 4 (templates/pool_rows.c)
     ((1, 2, 6, 40), 3, True, (2, 2), (2, 2)),
     # 2x2 windows pooled on the products' registers (templates/gemm_taps_pool_f32.c), the
     # CONV_POOL_REGS cases: tiles of 4 channels and 3, 2, 1 left over; the rows' last panel
@@ -738,6 +738,68 @@ def check_strided_variants(mlbc, work):
                        gen.reference)
 
 
+# Float MaxPool and AveragePool on their own: (op, x's shape, kernel, strides, dilations, pads,
+# count_include_pad, by the row kernel). The row kernel (templates/pool_rows.c) takes windows
+# inside the rows (no pads along W) at stride 1, or 2 with two taps or more: rows of 4, 5, 8,
+# 9, 16, 17 and 33 outputs (vectors of 16, 8 and 4 and tails), 1-D to 3-D, dilations (MaxPool:
+# AveragePool has them from opset 19, past onnx 1.12's checker), pads along the outer axes
+# counted and not. The others take the generic kernel: pads along W,
+# stride 3, a 1-tap window at stride 2, rows of fewer than 4.
+POOL_CASES = (
+    ("AveragePool", (1, 3, 10, 16), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), 0, True),
+    ("AveragePool", (2, 2, 9, 19), (3, 3), (1, 1), (1, 1), (1, 0, 1, 0), 0, True),
+    ("AveragePool", (1, 2, 9, 19), (3, 3), (1, 1), (1, 1), (1, 0, 1, 0), 1, True),
+    ("AveragePool", (1, 4, 35), (3,), (2,), (1,), (0, 0), 0, True),
+    ("AveragePool", (1, 2, 5, 6, 37), (2, 2, 3), (1, 2, 2), (1, 1, 1), (1, 0, 0, 0, 0, 0), 1,
+     True),
+    ("MaxPool", (1, 2, 8, 13), (2, 3), (2, 2), (2, 1), (0, 0, 0, 0), 0, True),
+    ("MaxPool", (1, 3, 12, 34), (3, 3), (2, 2), (1, 2), (1, 0, 1, 0), 0, True),
+    ("MaxPool", (1, 2, 40), (2,), (1,), (1,), (0, 0), 0, True),
+    ("AveragePool", (1, 3, 10, 16), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 0, False),
+    ("AveragePool", (1, 3, 10, 16), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, False),
+    ("AveragePool", (1, 2, 7, 30), (3, 3), (3, 3), (1, 1), (0, 0, 0, 0), 0, False),
+    ("AveragePool", (1, 2, 6, 8), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 0, False),
+    ("AveragePool", (1, 2, 6, 6), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 0, False))
+
+
+def pool_variants_graph():
+    """POOL_CASES, inputs 1% infinite, 2% -0 and (AveragePool's: mlbc's MaxPool passes over
+    NaN, onnx_np's keeps it) 1% NaN: returns the model and its feeds."""
+    from onnx import helper
+    rng = np.random.default_rng(41)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, feeds = [], [], [], {}
+    for i, (op, shape, k, s, d, pads, count_pad, _) in enumerate(POOL_CASES):
+        x, y, nsp = "x%d" % i, "y%d" % i, len(k)
+        feeds[x] = rng.standard_normal(shape).astype(np.float32)
+        flat = feeds[x].reshape(-1)
+        if op == "AveragePool":
+            flat[rng.random(flat.size) < 0.01] = np.nan
+        flat[rng.random(flat.size) < 0.01] = np.inf
+        flat[rng.random(flat.size) < 0.02] = -0.0
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        extra = {"count_include_pad": count_pad} if op == "AveragePool" else \
+            {"dilations": list(d)}
+        nodes.append(helper.make_node(op, [x], [y], kernel_shape=list(k), strides=list(s),
+                                      pads=list(pads), **extra))
+        out = [(n + pads[j] + pads[j + nsp] - d[j] * (k[j] - 1) - 1) // s[j] + 1
+               for j, n in enumerate(shape[2:])]
+        outputs.append(helper.make_tensor_value_info(y, F, list(shape[:2]) + out))
+    graph = helper.make_graph(nodes, "pool_variants", inputs, outputs, [])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), feeds
+
+
+def check_pool_variants(mlbc, work):
+    """POOL_CASES against onnx_np, those marked through the row kernel."""
+
+    def inspect(code):
+        rows = len(re.findall(r"^/\* (?:Max|Average)Pool rows: ", code, re.M))
+        if rows != sum(c[-1] for c in POOL_CASES):
+            raise Failure("%d pools by the row kernel, not %d" % (
+                rows, sum(c[-1] for c in POOL_CASES)))
+    return check_graph(mlbc, work, "pool_variants", *pool_variants_graph(), inspect)
+
+
 def check_divs_variants(mlbc, work):
     """The divisions of divs_variants_graph against onnx_np, and that they call the kernel."""
     def inspect(code):
@@ -823,6 +885,8 @@ def main():
              "nodes vs onnx_np"),
             ("strided Conv, phases read in place", lambda: check_strided_variants(mlbc, work),
              "nodes vs onnx_np"),
+            ("MaxPool and AveragePool, by the row kernel or not",
+             lambda: check_pool_variants(mlbc, work), "nodes vs onnx_np"),
             ("Conv + BatchNormalization fused, the same bits as apart",
              lambda: check_conv_bn(mlbc, work), "chains"),
             ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,

@@ -380,7 +380,8 @@ def main():
                kernel_cases(root, "paths", test_models.paths_variants_graph):
                    ("_avx512(", "mlbc_copy("),
                kernel_cases(root, "depthwise", test_models.depthwise_variants_graph):
-                   "depthwise (group"}
+                   "depthwise (group",
+               kernel_cases(root, "pool", test_models.pool_variants_graph): "AveragePool rows: "}
     models = list(markers) + [gemm_sweep(root)]
     models += [m for m in sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
                if args.all_models or os.path.basename(m)[:-5] in SAMPLED_MODELS]

@@ -19,7 +19,7 @@
  * Conv's aux, a ConvEpilogue): each tile (or output row) of the product's output goes through
  * templates/conv_relu.c while it is in cache. So does a MaxPool after it whose windows
  * do not overlap along H, when the products are of whole output rows: the tile's rows, a
- * window's height at a time, go through the pool's row kernel (templates/pool_max_rows.c)
+ * window's height at a time, go through the pool's row kernel (templates/pool_rows.c)
  * straight into the pooled output, and the Conv's own output is never stored; a fused Relu
  * is then the pool's start value (emit_tile_pool). Products with pixels as rows have their
  * own pass for all three (templates/conv_pix_out.c). A 2x2, stride-2 MaxPool over rows of
@@ -711,28 +711,39 @@ static void emit_tap_offsets(Buf *b, const ConvK *c, const GemmPlan *p)
                     "offs", v, taps);
 }
 
+/* Whether phase R of N along axis A of the Conv is read: some tap K * D has R = K * D % N (a
+ * 1x1 kernel of stride 2 reads one phase of the four). */
+static int phase_read(const Geom3 *t, int a, int64_t n, int64_t r)
+{
+    for (int64_t k = 0; k < t->k[a] && k < n; k++)
+        if (k * t->d[a] % n == r)
+            return 1;
+    return 0;
+}
+
 /* The padded copy of CG channels of a group's input as their ph[0] x ph[1] phases of XH x XW
  * (templates/conv_phases.c), in a buffer of xn floats: zeroed first if ZERO (else the caller
- * zeroed it once: each call writes the same places). */
+ * zeroed it once: each call writes the same places). Phases no tap reads are left out. */
 static const char *emit_phases(Emit *e, const ConvK *c, int64_t cg, const int64_t *ph,
                                int64_t xh, int64_t xw, int64_t xn, int zero)
 {
     Geom3 t = geom3(&c->g);
     /* Phase b takes the input columns iw = b - PW (mod SW) from iw0[b] on: cols[b] of them,
-     * to column (PW + iw0[b]) / SW on. One loop deals the columns all phases have (its loads
-     * interleaved, which gcc -O2 vectorises; a loop per phase it does not), then the last
-     * column of those that have one more. */
+     * to column (PW + iw0[b]) / SW on. One loop deals the columns all phases read have (its
+     * loads interleaved, which gcc -O2 vectorises; a loop per phase it does not), then the
+     * last column of those that have one more. */
     Buf one = {0}, last = {0};
     int64_t sw = ph[1], common = t.in[2];
     int64_t *iw0 = xalloc(sw * sizeof *iw0), *cols = xalloc(sw * sizeof *cols);
     for (int64_t b = 0; b < sw; b++) {
         iw0[b] = ((b - t.pb[2]) % sw + sw) % sw;
-        cols[b] = iw0[b] < t.in[2] ? (t.in[2] - iw0[b] + sw - 1) / sw : 0;
-        common = cols[b] < common ? cols[b] : common;
+        cols[b] = iw0[b] < t.in[2] && phase_read(&t, 2, sw, b)
+                  ? (t.in[2] - iw0[b] + sw - 1) / sw : 0;
+        common = cols[b] < common && phase_read(&t, 2, sw, b) ? cols[b] : common;
     }
     for (int64_t b = 0; b < sw; b++) {
         const char *to = lit(b * xh * xw + (t.pb[2] + iw0[b]) / sw);
-        if (common)
+        if (common && cols[b])
             buf_printf(&one, "                yr[%s + j] = xr[%s];\n", to,
                        iw0[b] ? strf("%s + %s * j", lit(iw0[b]), lit(sw)) : strf("%s * j", lit(sw)));
         if (cols[b] > common)
@@ -745,6 +756,13 @@ static const char *emit_phases(Emit *e, const ConvK *c, int64_t cg, const int64_
                    one.p);
     if (last.p)
         buf_puts(&deal, last.p);
+    /* the rows of phases no tap reads: skipped (a mask of the read ones) */
+    uint64_t rows = 0;
+    for (int64_t r = 0; r < ph[0] && ph[0] <= 64; r++)
+        rows |= (uint64_t)phase_read(&t, 1, ph[0], r) << r;
+    const char *skip = ph[0] > 64 || rows == ~(uint64_t)0 >> (64 - ph[0]) ? ""
+        : strf("            if (!(0x%llxu >> (%s + ih) %% %s & 1))\n                continue;\n",
+               (unsigned long long)rows, lit(t.pb[1]), lit(ph[0]));
     return kernel_paths(e, c->n, cg * t.in[1] * t.in[2], "conv_phases",
                   "DOC", strf("Conv: %s zero-padded, as %lldx%lld phases of %lldx%lld per channel",
                               shape_str(c->X), (long long)ph[0], (long long)ph[1],
@@ -753,7 +771,7 @@ static const char *emit_phases(Emit *e, const ConvK *c, int64_t cg, const int64_
                   "FOR_C", loop_head("", "c", cg, 1), "IH", lit(t.in[1]),
                   "IW", lit(t.in[2]),
                   "PH", lit(t.pb[1]), "SH", lit(ph[0]), "SW", lit(ph[1]), "XH", lit(xh),
-                  "XW", lit(xw), "DEAL", deal.p ? deal.p : "", NULL);
+                  "XW", lit(xw), "SKIP", skip, "DEAL", deal.p ? deal.p : "", NULL);
 }
 
 /* Whether a product over the rows of a plane (at most NR, of OW pixels) computes fewer
@@ -1155,8 +1173,8 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
                         : g->G > 1 ? strf("bias + g * %s, %s", lit(g->MG), bstride)
                                    : strf("bias, %s", bstride);
     const char *pool = c->ep && c->ep->pool_k[0] && !p.pix
-                       ? maxpool_rows_kernel(e, c->n, pooled(c, 1), c->ep->pool_k[1],
-                                             c->ep->pool_s[1], 1, p.yw) : NULL;
+                       ? pool_rows_kernel(e, c->n, 1, pooled(c, 1), c->ep->pool_k[1],
+                                          c->ep->pool_s[1], 1, p.yw) : NULL;
     /* a Relu before a fused pool is the pool's (emit_tile_pool), after a BatchNormalization
      * conv_bn's */
     const char *relu = c->ep && c->ep->act && !(c->ep->pool_k[0] || p.pix || p.bn_floats)

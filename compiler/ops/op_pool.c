@@ -4,8 +4,10 @@
  * Windowed pools share one geometry (kernel_shape, strides, dilations, pads or auto_pad,
  * ceil_mode) and one kernel shape: rows of accumulators along the last spatial axis,
  * updated tap by tap with unit-stride loops (templates/pool_nd.c). The loop nest is
- * generated here, specialised to the shapes. Global pools reduce each (n, c) plane with
- * several independent accumulators (templates/pool_global.c).
+ * generated here, specialised to the shapes. Float MaxPool and AveragePool whose windows
+ * lie inside the rows, at stride 1 or 2, take a row kernel vectorised on each CPU path
+ * instead (templates/pool_rows.c): the same updates in the same order. Global pools reduce
+ * each (n, c) plane with several independent accumulators (templates/pool_global.c).
  */
 #include <math.h>
 #include <string.h>
@@ -317,34 +319,41 @@ static void emit_taps(Buf *b, int d, const PoolK *k)
         buf_line(b, dk, "}");
 }
 
-/* Generic kernel: the accumulators to the output row yr (and the indices to ir). */
-static void emit_finish(Buf *b, int d, const PoolK *k, const char *yoff)
+/* AveragePool: the output row yr from its sums in ACC[o], divided by the taps counted. */
+static void emit_average(Buf *b, int d, const PoolK *k, const char *acc)
 {
     const PoolGeom *g = &k->g;
     int l = k->l;
+    Buf cnt = {0};
+    buf_puts(&cnt, "1");
+    for (int a = 0; a < l; a++) {
+        if (k->include_pad)
+            buf_printf(&cnt, " * mlbc_pool_taps(%s, %s, %s, %s)", plus(strf("s%d", a), g->PB[a]),
+                       lit(g->L[a] + g->PB[a] + g->PE[a]), lit(g->K[a]), lit(g->D[a]));
+        else
+            buf_printf(&cnt, " * (hi%d > lo%d ? hi%d - lo%d : 0)", a, a, a, a);
+    }
+    buf_line(b, d, "const long nrow = %s;", cnt.p);
+    buf_line(b, d, "for (long o = 0; o < %s; o++) {", lit(k->OL));
+    if (k->include_pad)
+        buf_line(b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
+             times("o", g->S[l]), lit(g->L[l] + g->PB[l] + g->PE[l]), lit(g->K[l]), lit(g->D[l]));
+    else
+        buf_line(b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
+             plus(times("o", g->S[l]), -g->PB[l]), lit(g->L[l]), lit(g->K[l]), lit(g->D[l]));
+    buf_line(b, d + 1, "yr[o] = %s;",
+             store_elem(k->t, strf("n ? %s[o] / (%s)n : 0", acc, k->A)));
+    buf_line(b, d, "}");
+}
+
+/* Generic kernel: the accumulators to the output row yr (and the indices to ir). */
+static void emit_finish(Buf *b, int d, const PoolK *k, const char *yoff)
+{
     buf_line(b, d, "%s *restrict yr = yc + %s;", k->T, yoff);
     if (k->ind)
         buf_line(b, d, "int64_t *restrict ir = ind + c * %s + (%s);", lit(k->yplane), yoff);
     if (k->kind == P_AVG) {
-        Buf cnt = {0};
-        buf_puts(&cnt, "1");
-        for (int a = 0; a < l; a++) {
-            if (k->include_pad)
-                buf_printf(&cnt, " * mlbc_pool_taps(%s, %s, %s, %s)", plus(strf("s%d", a), g->PB[a]),
-                           lit(g->L[a] + g->PB[a] + g->PE[a]), lit(g->K[a]), lit(g->D[a]));
-            else
-                buf_printf(&cnt, " * (hi%d > lo%d ? hi%d - lo%d : 0)", a, a, a, a);
-        }
-        buf_line(b, d, "const long nrow = %s;", cnt.p);
-        buf_line(b, d, "for (long o = 0; o < %s; o++) {", lit(k->OL));
-        if (k->include_pad)
-            buf_line(b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
-                 times("o", g->S[l]), lit(g->L[l] + g->PB[l] + g->PE[l]), lit(g->K[l]), lit(g->D[l]));
-        else
-            buf_line(b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
-                 plus(times("o", g->S[l]), -g->PB[l]), lit(g->L[l]), lit(g->K[l]), lit(g->D[l]));
-        buf_line(b, d + 1, "yr[o] = %s;", store_elem(k->t, strf("n ? acc[o] / (%s)n : 0", k->A)));
-        buf_line(b, d, "}");
+        emit_average(b, d, k, "acc");
         return;
     }
     const char *res = "acc[o]", *sf = k->sf;
@@ -359,31 +368,33 @@ static void emit_finish(Buf *b, int d, const PoolK *k, const char *yoff)
     }
 }
 
-/* Float MaxPool without indices whose windows all lie inside the rows of the last axis,
- * with stride 1, or 2 and at least two taps: the vectorised row kernel of
- * templates/pool_max_rows.c (the same updates in the same order as the generic one). Returns
- * its name, or NULL when the pool does not qualify. */
-static const char *max_rows_kernel(Emit *e, const PoolK *k)
+/* Float MaxPool without indices or AveragePool whose windows all lie inside the rows of the
+ * last axis, with stride 1, or 2 and at least two taps: the vectorised row kernel of
+ * templates/pool_rows.c (the same updates in the same order as the generic one). Returns its
+ * name, or NULL when the pool does not qualify. */
+static const char *rows_kernel(Emit *e, const PoolK *k)
 {
     const PoolGeom *g = &k->g;
     int l = k->l;
     int64_t S = g->S[l], span = (g->K[l] - 1) * g->D[l];
-    if (k->kind != P_MAX || k->ind || k->t != DT_FLOAT || k->OL < 4 || g->PB[l] ||
-        (k->OL - 1) * S + span >= g->L[l] || !(S == 1 || (S == 2 && span > 0)))
+    if (!(k->kind == P_MAX || k->kind == P_AVG) || k->ind || k->t != DT_FLOAT || k->OL < 4 ||
+        g->PB[l] || (k->OL - 1) * S + span >= g->L[l] || !(S == 1 || (S == 2 && span > 0)))
         return NULL;
     int64_t rs = l ? g->D[l - 1] * k->XS[l - 1] : 0;
-    return maxpool_rows_kernel(e, k->n, k->OL, g->K[l], S, g->D[l], rs);
+    return pool_rows_kernel(e, k->n, k->kind == P_MAX, k->OL, g->K[l], S, g->D[l], rs);
 }
 
-const char *maxpool_rows_kernel(Emit *e, Node *n, int64_t ol, int64_t k, int64_t s, int64_t d,
-                                int64_t rs)
+const char *pool_rows_kernel(Emit *e, Node *n, int max, int64_t ol, int64_t k, int64_t s,
+                             int64_t d, int64_t rs)
 {
     kernel(e, n, "pool_isa", NULL);  /* its paths, once */
-    return kernel(e, n, "pool_max_rows",
-                  "DOC", strf("MaxPool rows: %lld outputs, kernel %lld, stride %lld, dilation "
-                              "%lld; rows %lld apart", (long long)ol, (long long)k,
-                              (long long)s, (long long)d, (long long)rs),
-                  "OL", lit(ol), "K", lit(k), "S", lit(s), "D", lit(d), "RS", lit(rs), NULL);
+    return kernel(e, n, "pool_rows",
+                  "DOC", strf("%s rows: %lld outputs, kernel %lld, stride %lld, dilation "
+                              "%lld; rows %lld apart", max ? "MaxPool" : "AveragePool",
+                              (long long)ol, (long long)k, (long long)s, (long long)d,
+                              (long long)rs),
+                  "MAX", max ? "1" : "0", "OL", lit(ol), "K", lit(k), "S", lit(s),
+                  "D", lit(d), "RS", lit(rs), NULL);
 }
 
 int maxpool_plain_2d(Node *pool, int64_t *k, int64_t *s)
@@ -402,14 +413,15 @@ int maxpool_plain_2d(Node *pool, int64_t *k, int64_t *s)
     return 1;
 }
 
-/* The output row yr of a max_rows_kernel pool: -inf, then the window's rows, those of the
- * last outer axis in one call (which starts from -inf itself when it is the only one). */
-static void emit_max_rows(Buf *b, int d, const PoolK *k, const char *yoff, const char *rows)
+/* The output row yr of a rows_kernel pool: the start (-inf, or +0 for a sum), then the
+ * window's rows, those of the last outer axis in one call (which starts from the start
+ * itself when it is the only one); an average then divides. */
+static void emit_rows(Buf *b, int d, const PoolK *k, const char *yoff, const char *rows)
 {
     const PoolGeom *g = &k->g;
     int l = k->l, dk = d;
     buf_line(b, d, "float *restrict yr = yc + %s;", yoff);
-    buf_line(b, d, "const float init = -INFINITY;");
+    buf_line(b, d, "const float init = %s;", k->kind == P_MAX ? "-INFINITY" : "0");
     if (l > 1) {
         buf_line(b, d, "for (long o = 0; o < %s; o++)", lit(k->OL));
         buf_line(b, d + 1, "yr[o] = init;");
@@ -431,6 +443,8 @@ static void emit_max_rows(Buf *b, int d, const PoolK *k, const char *yoff, const
         buf_line(b, dk, "%s(xc + %s, hi%d - lo%d, yr, %s);", rows, xoff.p, l - 1, l - 1, start);
     for (dk--; dk >= d; dk--)
         buf_line(b, dk, "}");
+    if (k->kind == P_AVG)
+        emit_average(b, d, k, "yr");
 }
 
 static void pool_emit(Emit *e, Node *n)
@@ -463,9 +477,9 @@ static void pool_emit(Emit *e, Node *n)
         buf_printf(&yoff, "%s%s", a ? " + " : "", times(strf("o%d", a), k.YS[a]));
     if (!yoff.p)
         buf_puts(&yoff, "0");
-    const char *rows = max_rows_kernel(e, &k);
+    const char *rows = rows_kernel(e, &k);
     if (rows) {
-        emit_max_rows(&b, d, &k, yoff.p, rows);
+        emit_rows(&b, d, &k, yoff.p, rows);
     } else {
         emit_taps(&b, d, &k);
         emit_finish(&b, d, &k, yoff.p);

@@ -1,12 +1,13 @@
-// Float MaxPool along the last spatial axis when every window lies inside the input row (no
-// padding on that axis), vectorised across outputs. For an output row y of OL outputs, their
-// accumulators starting at *init (or y's values when init is NULL), and NR input rows
-// x + k * RS, k ascending:
-//     y[o] = v > y[o] ? v : y[o]  for v = x[k * RS + o * S + kl * D], kl ascending,
+// Float MaxPool and AveragePool along the last spatial axis when every window lies inside the
+// input row (no padding on that axis), vectorised across outputs. For an output row y of OL
+// outputs, their accumulators starting at *init (or y's values when init is NULL), and NR
+// input rows x + k * RS, k ascending, for v = x[k * RS + o * S + kl * D], kl ascending:
+//     y[o] = v > y[o] ? v : y[o]  (MAX 1)    or    y[o] = y[o] + v  (MAX 0),
 // the taps and the update of the generic kernel (templates/pool_nd.c) in the same order, so
-// the same bits: v NaN keeps y[o], ties keep the earlier tap (-0 vs +0). x86's maxps(v, y)
-// (SSE2, AVX2, AVX-512 alike) is exactly that update, and NEON's bit select on v > y. The
-// lanes are outputs, a tap being the unit-stride load at o + kl * D (S = 1), or for S = 2
+// the same bits. For max, v NaN keeps y[o] and ties keep the earlier tap (-0 vs +0): x86's
+// maxps(v, y) (SSE2, AVX2, AVX-512 alike) is exactly that update, and NEON's bit select on
+// v > y; for add, acc + v is the generic kernel's acc += v, from the same start (+0).
+// The lanes are outputs, a tap being the unit-stride load at o + kl * D (S = 1), or for S = 2
 // (a window of at least two taps) the even lanes of the floats from o * 2 (tap offset 0) or
 // the odd lanes of those from o * 2 + kl * D - 1: no load reads outside the outputs' windows.
 // On x86-64 the AVX-512 path takes 16 outputs at a time, then both it and the AVX2 path 8;
@@ -16,6 +17,12 @@
 // Paths: templates/pool_isa.c and templates/isa.c.
 /* ${DOC} */
 #if MLBC_POOL_SSE2
+/* the update of 4 outputs' accumulators by their tap v */
+static inline __m128 ${FN}_upd(__m128 acc, __m128 v)
+{
+    return ${MAX} ? _mm_max_ps(v, acc) : _mm_add_ps(acc, v);
+}
+
 static inline __m128 ${FN}_tap(const float *restrict x, long t)
 {
     if (${S} == 1)
@@ -26,6 +33,11 @@ static inline __m128 ${FN}_tap(const float *restrict x, long t)
                           _MM_SHUFFLE(3, 1, 3, 1));
 }
 #elif MLBC_POOL_NEON
+static inline float32x4_t ${FN}_upd(float32x4_t acc, float32x4_t v)
+{
+    return ${MAX} ? vbslq_f32(vcgtq_f32(v, acc), v, acc) : vaddq_f32(acc, v);
+}
+
 static inline float32x4_t ${FN}_tap(const float *restrict x, long t)
 {
     if (${S} == 1)
@@ -35,6 +47,11 @@ static inline float32x4_t ${FN}_tap(const float *restrict x, long t)
 #endif
 
 #if MLBC_X86
+MLBC_TILE MLBC_AVX2 __m256 ${FN}_upd8(__m256 acc, __m256 v)
+{
+    return ${MAX} ? _mm256_max_ps(v, acc) : _mm256_add_ps(acc, v);
+}
+
 /* 8 outputs' tap at offset t (see above) */
 MLBC_TILE MLBC_AVX2 __m256 ${FN}_tap8(const float *restrict x, long t)
 {
@@ -57,10 +74,15 @@ MLBC_TILE MLBC_AVX2 long ${FN}_eights(const float *restrict x, long nr, float *r
         __m256 acc = init ? _mm256_set1_ps(*init) : _mm256_loadu_ps(y + o);
         for (long k = 0; k < nr; k++)
             for (long kl = 0; kl < ${K}; kl++)
-                acc = _mm256_max_ps(${FN}_tap8(x + k * ${RS} + o * ${S}, kl * ${D}), acc);
+                acc = ${FN}_upd8(acc, ${FN}_tap8(x + k * ${RS} + o * ${S}, kl * ${D}));
         _mm256_storeu_ps(y + o, acc);
     }
     return o;
+}
+
+MLBC_TILE MLBC_AVX512 __m512 ${FN}_upd16(__m512 acc, __m512 v)
+{
+    return ${MAX} ? _mm512_max_ps(v, acc) : _mm512_add_ps(acc, v);
 }
 
 /* 16 outputs' tap at offset t: lanes picked from 32 floats */
@@ -85,7 +107,7 @@ MLBC_PATH MLBC_AVX512 static long ${FN}_avx512(const float *restrict x, long nr,
         __m512 acc = init ? _mm512_set1_ps(*init) : _mm512_loadu_ps(y + o);
         for (long k = 0; k < nr; k++)
             for (long kl = 0; kl < ${K}; kl++)
-                acc = _mm512_max_ps(${FN}_tap16(x + k * ${RS} + o * ${S}, kl * ${D}), acc);
+                acc = ${FN}_upd16(acc, ${FN}_tap16(x + k * ${RS} + o * ${S}, kl * ${D}));
         _mm512_storeu_ps(y + o, acc);
     }
     return ${FN}_eights(x, nr, y, init, o);
@@ -118,17 +140,15 @@ static void ${FN}(const float *restrict x, long nr, float *restrict y, const flo
         __m128 acc = init ? _mm_set1_ps(*init) : _mm_loadu_ps(y + o);
         for (k = 0; k < nr; k++)
             for (kl = 0; kl < ${K}; kl++)
-                acc = _mm_max_ps(${FN}_tap(x + k * ${RS} + o * ${S}, kl * ${D}), acc);
+                acc = ${FN}_upd(acc, ${FN}_tap(x + k * ${RS} + o * ${S}, kl * ${D}));
         _mm_storeu_ps(y + o, acc);
     }
 #elif MLBC_POOL_NEON
     for (; o < ov; o += 4) {
         float32x4_t acc = init ? vdupq_n_f32(*init) : vld1q_f32(y + o);
         for (k = 0; k < nr; k++)
-            for (kl = 0; kl < ${K}; kl++) {
-                const float32x4_t v = ${FN}_tap(x + k * ${RS} + o * ${S}, kl * ${D});
-                acc = vbslq_f32(vcgtq_f32(v, acc), v, acc);
-            }
+            for (kl = 0; kl < ${K}; kl++)
+                acc = ${FN}_upd(acc, ${FN}_tap(x + k * ${RS} + o * ${S}, kl * ${D}));
         vst1q_f32(y + o, acc);
     }
 #endif
@@ -138,7 +158,7 @@ static void ${FN}(const float *restrict x, long nr, float *restrict y, const flo
         for (k = 0; k < nr; k++)
             for (kl = 0; kl < ${K}; kl++) {
                 const float v = x[k * ${RS} + o * ${S} + kl * ${D}];
-                y[o] = v > y[o] ? v : y[o];
+                y[o] = ${MAX} ? (v > y[o] ? v : y[o]) : y[o] + v;
             }
     }
 }
