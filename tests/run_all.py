@@ -24,49 +24,52 @@ ALONE, PAIRED = "alone", "paired"
 
 def programs(build):
     """(title, command, ALONE or PAIRED). PAIRED programs share no build directory with one
-    another and assert no time tighter than seconds; test_train is ALONE as its training runs
-    for a set time."""
+    another and assert no time tighter than seconds (test_fuzz's make builds BUILD/fuzz
+    only); test_train is ALONE as its training runs for a set time, test_errors as it builds
+    BUILD/asan, which test_clang uses."""
     b = ["--build", build]
     return [
         ("unit tests (IR, passes, emitter)", [os.path.join(build, "test_unit")], ALONE),
-        ("command line and generated-code contract", [PY, "tests/test_cli.py"] + b, PAIRED),
         ("bad input (plain and ASan+UBSan builds)", [PY, "tests/test_errors.py"] + b, ALONE),
-        ("hostile strings: no model string becomes C (gcc c99/gnu99, clang-19)",
-         [PY, "tests/test_hostile.py"] + b, ALONE),
-        ("fuzz targets over their regression corpora", [PY, "tests/test_fuzz.py"] + b, ALONE),
-        ("text front end cross-check", [PY, "tests/test_text.py"] + b, PAIRED),
         ("example models against their references", [PY, "tests/test_models.py"] + b, ALONE),
         ("torch's own layers as torch exports them, opsets 13-18",
          [PY, "tests/test_torch_layers.py"] + b, ALONE),
-        ("older exporters' models (opsets 1-6) and splat constants",
-         [PY, "tests/test_legacy.py"] + b, PAIRED),
         ("random policy-shaped networks (models/gen.py) against onnx_np",
          [PY, "tests/test_gen.py"] + b, ALONE),
         ("ONNX backend node suite", [PY, "tests/test_node.py"] + b, ALONE),
         ("generated code under ASan+UBSan (every 8th node test; all: make check-full)",
          [PY, "tests/test_node.py", "--sanitize", "--every", "8"] + b, ALONE),
-        ("threads: 8 contexts and runners of one model under TSan (make check-full: 10^5 runs)",
-         [PY, "tests/test_threads.py"] + b, PAIRED),
         ("same bits: eight builds of the generated code, outputs bytewise",
          [PY, "tests/test_same_bits.py"] + b, ALONE),
         ("generated code on AArch64 (cross gcc + qemu)", [PY, "tests/test_cross.py"] + b, ALONE),
-        ("runtime: runners, training logs, env loop", [PY, "tests/test_runtime.py"] + b, PAIRED),
-        ("development mode: pipe runner and Python host", [PY, "tests/test_pipe.py"] + b, PAIRED),
+        ("training loop: collect, clone, improve, export, serve", [PY, "tests/test_train.py"] + b,
+         ALONE),
+        # the paired ones longest first (92 s down to 7 s on a 2-core Xeon), so that the
+        # last of them does not run alone for long
         ("development mode over gRPC: both roles, faults, tokens, TLS",
          [PY, "tests/test_grpc.py"] + b, PAIRED),
         ("against a real clang-19: hosts, mlbc-serve, LLVM's Logger",
          [PY, "tests/test_clang.py"] + b, PAIRED),
+        ("hostile strings: no model string becomes C (gcc c99/gnu99, clang-19)",
+         [PY, "tests/test_hostile.py"] + b, PAIRED),
         ("inside LLVM: ReleaseModeModelRunner, clang pass plugin", [PY, "tests/test_llvm.py"] + b,
          PAIRED),
-        ("inside GCC: inlining plugin", [PY, "tests/test_gcc.py"] + b, PAIRED),
-        ("training loop: collect, clone, improve, export, serve", [PY, "tests/test_train.py"] + b,
-         ALONE),
-        ("training jobs on a Dask cluster: scheduler and two workers on loopback",
-         [PY, "tests/test_dask.py"] + b, PAIRED),
         ("make bench runs briefly: every table has its rows (no timing asserted)",
          [PY, "tests/test_bench.py"] + b, PAIRED),
+        ("command line and generated-code contract", [PY, "tests/test_cli.py"] + b, PAIRED),
+        ("development mode: pipe runner and Python host", [PY, "tests/test_pipe.py"] + b, PAIRED),
+        ("fuzz targets over their regression corpora", [PY, "tests/test_fuzz.py"] + b, PAIRED),
+        ("inside GCC: inlining plugin", [PY, "tests/test_gcc.py"] + b, PAIRED),
         ("make install: layout, CMake and Make projects, man pages, Python package",
          [PY, "tests/test_install.py"] + b, PAIRED),
+        ("threads: 8 contexts and runners of one model under TSan (make check-full: 10^5 runs)",
+         [PY, "tests/test_threads.py"] + b, PAIRED),
+        ("training jobs on a Dask cluster: scheduler and two workers on loopback",
+         [PY, "tests/test_dask.py"] + b, PAIRED),
+        ("runtime: runners, training logs, env loop", [PY, "tests/test_runtime.py"] + b, PAIRED),
+        ("text front end cross-check", [PY, "tests/test_text.py"] + b, PAIRED),
+        ("older exporters' models (opsets 1-6) and splat constants",
+         [PY, "tests/test_legacy.py"] + b, PAIRED),
     ]
 
 

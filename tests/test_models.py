@@ -853,7 +853,34 @@ def main():
         else:
             failed += 1
 
+    checks = [  # what is checked, the check, what its count counts
+        ("fused Conv + MaxPool", lambda: check_conv_pool(mlbc, work),
+         "chains, the bits of the unfused, onnx_np's values"),
+        ("fused MatMul + Add", lambda: check_matmul_add(mlbc, work),
+         "cases, the bits of the unfused, onnx_np's values"),
+        ("float LSTM, GRU, RNN", lambda: check_rnn_variants(mlbc, work),
+         "variants (direction, layout, sequence_lens, batch, initial states) vs onnx_np"),
+        ("float LayerNormalization", lambda: check_layernorm_variants(mlbc, work),
+         "variants (row lengths, axes, bias) vs onnx_np"),
+        ("float division by one value (Div, Softmax)", lambda: check_divs_variants(mlbc, work),
+         "nodes vs onnx_np"),
+        ("kernels on every CPU path and rows by mlbc_copy",
+         lambda: check_paths_variants(mlbc, work),
+         "nodes vs onnx_np"),
+        ("depthwise Conv, direct", lambda: check_depthwise_variants(mlbc, work),
+         "nodes vs onnx_np"),
+        ("strided Conv, phases read in place", lambda: check_strided_variants(mlbc, work),
+         "nodes vs onnx_np"),
+        ("MaxPool and AveragePool, by the row kernel or not",
+         lambda: check_pool_variants(mlbc, work), "nodes vs onnx_np"),
+        ("Conv + BatchNormalization fused, the same bits as apart",
+         lambda: check_conv_bn(mlbc, work), "chains"),
+        ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
+         "kinds"),
+    ]
+    # everything in one pool, the checks (the longest) first; reported in this order
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        checked = [(what, pool.submit(check), counted) for what, check, counted in checks]
         paths = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
         futs = [(os.path.basename(p), pool.submit(check_model, mlbc, p, work)) for p in paths]
         members = []
@@ -867,34 +894,9 @@ def main():
                 report(True, "%s (%d reference samples)" % (name, f.result()))
             except errors as e:
                 report(False, "%s: %s" % (name, e))
-        checks = [  # what is checked, the check, what its count counts
-            ("fused Conv + MaxPool", lambda: check_conv_pool(mlbc, work),
-             "chains, the bits of the unfused, onnx_np's values"),
-            ("fused MatMul + Add", lambda: check_matmul_add(mlbc, work),
-             "cases, the bits of the unfused, onnx_np's values"),
-            ("float LSTM, GRU, RNN", lambda: check_rnn_variants(mlbc, work),
-             "variants (direction, layout, sequence_lens, batch, initial states) vs onnx_np"),
-            ("float LayerNormalization", lambda: check_layernorm_variants(mlbc, work),
-             "variants (row lengths, axes, bias) vs onnx_np"),
-            ("float division by one value (Div, Softmax)", lambda: check_divs_variants(mlbc, work),
-             "nodes vs onnx_np"),
-            ("kernels on every CPU path and rows by mlbc_copy",
-             lambda: check_paths_variants(mlbc, work),
-             "nodes vs onnx_np"),
-            ("depthwise Conv, direct", lambda: check_depthwise_variants(mlbc, work),
-             "nodes vs onnx_np"),
-            ("strided Conv, phases read in place", lambda: check_strided_variants(mlbc, work),
-             "nodes vs onnx_np"),
-            ("MaxPool and AveragePool, by the row kernel or not",
-             lambda: check_pool_variants(mlbc, work), "nodes vs onnx_np"),
-            ("Conv + BatchNormalization fused, the same bits as apart",
-             lambda: check_conv_bn(mlbc, work), "chains"),
-            ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
-             "kinds"),
-        ]
-        for what, check, counted in checks:
+        for what, f, counted in checked:
             try:
-                report(True, "%s: %d %s" % (what, check(), counted))
+                report(True, "%s: %d %s" % (what, f.result(), counted))
             except errors as e:
                 report(False, "%s: %s" % (what, e))
         for name, params, f in members:
