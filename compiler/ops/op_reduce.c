@@ -824,6 +824,14 @@ static void row_fold(Buf *b, const char *C, int L, int64_t K, const char *var, c
     buf_line(b, 2, "}");
 }
 
+/* The division of a float Softmax row yr of K exponentials by their sum, in place. */
+static const char *softmax_div(int64_t K)
+{
+    if (K >= MLBC_VDIVS_MIN)
+        return strf("        mlbc_vdivs_f32(%s, yr, sum, yr);\n", lit(K));
+    return strf("        for (k = 0; k < %s; k++)\n            yr[k] = yr[k] / sum;\n", lit(K));
+}
+
 /* Float Softmax over rows shorter than 32: x - max of every row, then one mlbc_vexp_f32
  * (templates/reduce_softmax_rows_f32.c). */
 static const char *softmax_rows_f32(Emit *e, Node *n, const char *doc, int64_t A, int64_t K)
@@ -837,7 +845,7 @@ static const char *softmax_rows_f32(Emit *e, Node *n, const char *doc, int64_t A
                   "FOR_A", loop_head("", "a", A, 1), "K", lit(K),
                   "AK", lit(A * K), "LANES_NOTE", lanes_note(L),
                   "DECL", L > 1 ? strf("    int j, w;\n    float m[%d], s[%d];\n", L, L) : "",
-                  "MAX", mx.p, "SUM", sum.p, NULL);
+                  "MAX", mx.p, "SUM", sum.p, "DIV", softmax_div(K), NULL);
 }
 
 /* Softmax or LogSoftmax over contiguous rows, one row at a time
@@ -857,7 +865,7 @@ static const char *softmax_rows(Emit *e, Node *n, const char *doc, int64_t A, in
                       : keep_e ? "yr[k] / sum" : store_elem(t, strf("%s / sum", exp_k));
     /* float Softmax: the row of exponentials divided by vector (templates/vmath_divs.c) */
     const char *out_loop = vexp && keep_e
-        ? strf("        mlbc_vdivs_f32(%s, yr, sum, yr);\n", lit(K))
+        ? softmax_div(K)
         : strf("        for (k = 0; k < %s; k++)\n            yr[k] = %s;\n", lit(K), out);
     Buf mx = {0}, sum = {0};
     if (vexp) {
