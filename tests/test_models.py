@@ -883,31 +883,26 @@ def main():
     ]
     # everything in one pool, the checks (the longest) first; reported in this order
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        checked = [(what, pool.submit(check), counted) for what, check, counted in checks]
+        # (the future, its PASS line from its count, its FAIL line's prefix)
+        results = [(pool.submit(check),
+                    lambda n, w=what, c=counted: "%s: %d %s" % (w, n, c), what)
+                   for what, check, counted in checks]
         paths = sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
-        futs = [(os.path.basename(p), pool.submit(check_model, mlbc, p, work)) for p in paths]
-        members = []
+        results[:0] = [(pool.submit(check_model, mlbc, p, work),
+                        lambda n, m=os.path.basename(p): "%s (%d reference samples)" % (m, n),
+                        os.path.basename(p)) for p in paths]
         for kind in kinds.KINDS:
             for suf, params in kinds.family(kind):
-                members.append(("%s_%s" % (kind, suf), params,
-                                pool.submit(check_member, mlbc, kind, suf,
-                                            kinds.build(kind, **params), fam_work)))
-        for name, f in futs:
+                name = "%s_%s" % (kind, suf)
+                results.append((pool.submit(check_member, mlbc, kind, suf,
+                                            kinds.build(kind, **params), fam_work),
+                                lambda n, m=name: "family %s (%d random samples vs onnx_np)"
+                                % (m, n), "family %s %s" % (name, params)))
+        for f, passed_line, label in results:
             try:
-                report(True, "%s (%d reference samples)" % (name, f.result()))
+                report(True, passed_line(f.result()))
             except errors as e:
-                report(False, "%s: %s" % (name, e))
-        for what, f, counted in checked:
-            try:
-                report(True, "%s: %d %s" % (what, f.result(), counted))
-            except errors as e:
-                report(False, "%s: %s" % (what, e))
-        for name, params, f in members:
-            try:
-                n = f.result()
-                report(True, "family %s (%d random samples vs onnx_np)" % (name, n))
-            except errors as e:
-                report(False, "family %s %s: %s" % (name, params, e))
+                report(False, "%s: %s" % (label, e))
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

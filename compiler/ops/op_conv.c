@@ -737,9 +737,9 @@ static const char *emit_phases(Emit *e, const ConvK *c, int64_t cg, const int64_
     int64_t *iw0 = xalloc(sw * sizeof *iw0), *cols = xalloc(sw * sizeof *cols);
     for (int64_t b = 0; b < sw; b++) {
         iw0[b] = ((b - t.pb[2]) % sw + sw) % sw;
-        cols[b] = iw0[b] < t.in[2] && phase_read(&t, 2, sw, b)
-                  ? (t.in[2] - iw0[b] + sw - 1) / sw : 0;
-        common = cols[b] < common && phase_read(&t, 2, sw, b) ? cols[b] : common;
+        int read = phase_read(&t, 2, sw, b);
+        cols[b] = iw0[b] < t.in[2] && read ? (t.in[2] - iw0[b] + sw - 1) / sw : 0;
+        common = read && cols[b] < common ? cols[b] : common;
     }
     for (int64_t b = 0; b < sw; b++) {
         const char *to = lit(b * xh * xw + (t.pb[2] + iw0[b]) / sw);

@@ -395,9 +395,8 @@ static void elem_emit(Emit *e, Node *n)
     /* a float array divided by one float: mlbc_vdivs_f32 (templates/vmath_divs.c) */
     if (!strcmp(n->op, "Div") && dense_float(n->in[0], y) && n->in[1]->dt == DT_FLOAT &&
         numel(n->in[1]) == 1 && numel(y) >= MLBC_VDIVS_MIN) {
-        if (numel(y))
-            stmt(e, "mlbc_vdivs_f32(%s, %s, (%s)[0], %s);", lit(numel(y)), ref(e, n->in[0]),
-                 ref(e, n->in[1]), ref(e, y));
+        stmt(e, "mlbc_vdivs_f32(%s, %s, (%s)[0], %s);", lit(numel(y)), ref(e, n->in[0]),
+             ref(e, n->in[1]), ref(e, y));
         return;
     }
     DType et = calc_type(el->kind == WHERE ? n->in[1]->dt : n->in[0]->dt);
