@@ -1126,13 +1126,13 @@ static void emit_bn(Emit *e, const ConvK *c, const GemmPlan *p, TileOps *ops, Bu
     if (p->pix)                         /* conv_pix_out applies the Relu after it */
         ops->bn_pix = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_bn_pix",
             "DOC", "Conv: the fused BatchNormalization, on a product's [pixel][channel]",
-            "MG", lit(g->MG), "BN", madd(DT_FLOAT, strf("(yr[m] - t[%s + m])", m), "t[m]",
-                                         strf("t[%s + m]", m2)), NULL);
+            "MG", lit(g->MG), "BN", fused(DT_FLOAT, strf("(yr[m] - t[%s + m])", m), "t[m]",
+                                          strf("t[%s + m]", m2)), NULL);
     else
         ops->bn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_bn",
             "DOC", strf("Conv: the fused BatchNormalization%s", c->ep->act ? ", then the Relu" : ""),
             "MG", lit(g->MG), "M", m, "M2", m2,
-            "BN", madd(DT_FLOAT, "(yr[i + q] - mu)", "a", "b"),
+            "BN", fused(DT_FLOAT, "(yr[i + q] - mu)", "a", "b"),
             "ACT", c->ep->act ? "v > 0 ? v : 0" : "v",
             NULL);
     ops->bnt = g->G > 1 ? strf("bnt + g * %s", lit(g->MG)) : "bnt";
@@ -1275,7 +1275,7 @@ static int depthwise(const ConvK *c)
 /* A depthwise Conv's zero-padded input plane: its extents (H, W; of one phase when strided
  * along W, split as the products' xp is, so that a tap's row of outputs reads consecutive
  * floats), its phases ph (SH x SW, or 1 x 1) and its floats; 0 when the kernel reads x in
- * place (no padding, unit stride along W). */
+ * place (no padding, unit stride along W, rows of 16 outputs or more). */
 static int64_t depthwise_plane(const Geom *g, int64_t *xh, int64_t *xw, int64_t *ph)
 {
     Geom3 t = geom3(g);
@@ -1284,7 +1284,16 @@ static int64_t depthwise_plane(const Geom *g, int64_t *xh, int64_t *xw, int64_t 
     ph[1] = split ? t.s[2] : 1;
     *xh = (t.in[1] + t.pb[1] + t.pe[1] + ph[0] - 1) / ph[0];
     *xw = (t.in[2] + t.pb[2] + t.pe[2] + ph[1] - 1) / ph[1];
-    return split || t.pb[1] || t.pe[1] || t.pb[2] || t.pe[2] ? ph[0] * ph[1] * *xh * *xw : 0;
+    return split || t.pb[1] || t.pe[1] || t.pb[2] || t.pe[2] || t.out[2] < 16
+               ? ph[0] * ph[1] * *xh * *xw : 0;
+}
+
+/* The sums of a depthwise Conv's row: OW, or with a plane, whole vectors of 16 (the lanes
+ * past OW read on into the next row or the plane's slack and are never stored). */
+static int64_t depthwise_accw(const Geom *g)
+{
+    int64_t xh, xw, ph[2], ow = g->out[g->nsp - 1];
+    return depthwise_plane(g, &xh, &xw, ph) ? (ow + 15) / 16 * 16 : ow;
 }
 
 /* S in parentheses if it is more than a name */
@@ -1299,16 +1308,33 @@ static const char *times(const char *v, int64_t k)
     return k == 1 ? v : strf("%s * %s", v, lit(k));
 }
 
+/* The statement that copies input plane SRC into the zero-bordered plane DST (its phases
+ * when split), at INDENT: PHASES the phases' kernel, or NULL for rows copied one by one. */
+static const char *depthwise_pad(const Geom3 *t, const char *phases, int64_t xw, const char *src,
+                                 const char *dst, const char *indent)
+{
+    if (phases)
+        return strf("%s%s(%s, %s);\n", indent, phases, src, dst);
+    return strf("%sfor (i = 0; i < %s; i++)\n%s    mlbc_copy(%s + (i + %s) * %s + %s, %s + i * %s, "
+                "%s * sizeof *xp);\n", indent, lit(t->in[1]), indent, dst, lit(t->pb[1]), lit(xw),
+                lit(t->pb[2]), src, lit(t->in[2]), lit(t->in[2]));
+}
+
 static void conv_emit_depthwise(Emit *e, const ConvK *c)
 {
     const Geom *g = &c->g;
     Geom3 t = geom3(g);
     int64_t xh, xw, ph[2];
-    int64_t plane = depthwise_plane(g, &xh, &xw, ph), ow = t.out[2], ow16 = ow / 16 * 16;
+    int64_t plane = depthwise_plane(g, &xh, &xw, ph), ow = t.out[2], nm = g->N * g->M;
+    int64_t accw = depthwise_accw(g), ow16 = accw / 16 * 16;
+    int64_t stride = plane + accw - ow;  /* a plane and its slack, which its rows read on into */
     int split = ph[1] > 1;              /* else the stride along W is 1 */
     const char *h = times("kh", t.d[1]), *w = times("kw", t.d[2]);
     const char *row = strf("%s + %s", times("oh", t.s[1]), h), *col = w;
-    Buf params = {0}, zero = {0}, pad = {0}, blocks = {0}, tail = {0};
+    /* input plane j / MG of x feeds output plane j */
+    const char *in = g->MG == 1 ? "j" : strf("j / %s", lit(g->MG));
+    const char *in1 = g->MG == 1 ? "(j + 1)" : strf("(j + 1) / %s", lit(g->MG));
+    Buf params = {0}, src = {0}, blocks = {0}, tail = {0};
     buf_printf(&params, "const float *restrict x, const float *restrict w, %sfloat *restrict y%s",
                c->B ? "const float *restrict bias, " : "", plane ? ", float *restrict xp" : "");
     if (split) {
@@ -1320,41 +1346,60 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
         row = strf("(%s) * %s + oh + %s", phase, lit(xh),
                    ph[0] > 1 ? strf("%s / %s", paren(h), lit(ph[0])) : h);
         col = strf("%s / %s", paren(w), lit(ph[1]));
-        buf_printf(&pad, "            %s(xm, xp);\n",
-                   emit_phases(e, c, 1, ph, xh, xw, plane, 0));
     }
-    if (plane)
-        buf_printf(&zero, "    for (i = 0; i < %s; i++)\n        xp[i] = 0;\n", lit(plane));
-    if (plane && !split) {
-        buf_printf(&pad, "            for (i = 0; i < %s; i++)\n"
-                         "                mlbc_copy(xp + (i + %s) * %s + %s, xm + i * %s, "
-                         "%s * sizeof *xp);\n",
-                   lit(t.in[1]), lit(t.pb[1]), lit(xw), lit(t.pb[2]), lit(t.in[2]), lit(t.in[2]));
+    const char *phases = split ? emit_phases(e, c, 1, ph, xh, xw, plane, 0) : NULL;
+    const char *first = "";
+    if (plane) {
+        /* two planes, the next input plane copied one ahead of its use: read at once, a copy
+         * stalled every load on its stores (a row of 14: 29% of a conv1d network's time) */
+        first = strf("    for (i = 0; i < %s; i++)\n        xp[i] = 0;\n%s", lit(2 * stride),
+                     depthwise_pad(&t, phases, xw, "x", "xp", "    "));
+        buf_printf(&src, "        const float *restrict xs = xp + (%s & 1) * %s;\n", in,
+                   lit(stride));
+        buf_printf(&src, "        if (%sj + 1 < %s)\n%s",
+                   g->MG == 1 ? "" : strf("(j + 1) %% %s == 0 && ", lit(g->MG)), lit(nm),
+                   depthwise_pad(&t, phases, xw, strf("x + %s * %s", in1, lit(t.in[1] * t.in[2])),
+                                 strf("xp + (%s & 1) * %s", in1, lit(stride)), "            "));
+    } else {
+        buf_printf(&src, "        const float *restrict xs = x + %s * %s;\n", in,
+                   lit(t.in[1] * t.in[2]));
     }
     /* outputs [0, OW16) in one loop whose trip count is a multiple of 16, which gcc -O2
      * vectorises, the rest in another (as blocks of 16 and 16 lanes, clang -O2 vectorised
-     * the loop over the blocks instead: gathers, 9.5x slower with -march=native) */
+     * the loop over the blocks instead: gathers, 9.5x slower with -march=native). With a
+     * plane the row is whole vectors: gcc -O2 took a row of 14 two lanes at a time. */
     if (ow16)
-        buf_printf(&blocks, "                        for (i = 0; i < %s; i++)\n"
-                            "                            acc[i] = fmaf(wv, xr[i], acc[i]);\n",
+        buf_printf(&blocks, "                    for (i = 0; i < %s; i++)\n"
+                            "                        acc[i] = fmaf(wv, xr[i], acc[i]);\n",
                    lit(ow16));
     if (ow > ow16)
-        buf_printf(&tail, "                        for (i = %s; i < %s; i++)\n"
-                          "                            acc[i] = fmaf(wv, xr[i], acc[i]);\n",
+        buf_printf(&tail, "                    for (i = %s; i < %s; i++)\n"
+                          "                        acc[i] = fmaf(wv, xr[i], acc[i]);\n",
                    lit(ow16), lit(ow));
+    /* the row stored by loops of 16 outputs a trip and then 8, 4, 2 and 1 at most once: each
+     * of a constant trip count that whole vectors take (gcc -O2 stored a row of 14 in pairs) */
+    Buf stores = {0};
+    for (int64_t from = 0, n = 16; from < ow; n /= 2) {
+        int64_t to = n == 16 ? ow / 16 * 16 : from + (ow - from) / n * n;
+        if (to > from)
+            buf_printf(&stores, "            for (i = %s; i < %s; i++) {\n"
+                                "                const float a = acc[i];\n"
+                                "                ym[oh * %s + i] = %s;\n"
+                                "            }\n", lit(from), lit(to), lit(ow),
+                       c->ep ? "a > 0 ? a : 0" : "a");
+        from = to;
+    }
     /* paths whatever its size: on the build's own target (SSE2 at plain -O2) fmaf is a call */
     const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_depthwise",
         "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct",
                     shape_str(c->X), shape_str(c->Y), (long long)g->G,
                     (long long)numel_dims(g->nsp, g->k), c->ep ? ", the fused Relu" : ""),
-        "PARAMS", params.p, "ZERO", zero.p ? zero.p : "", "PAD", pad.p ? pad.p : "",
+        "PARAMS", params.p, "FIRST", first, "SRC", src.p,
         "BLOCKS", blocks.p ? blocks.p : "", "TAIL", tail.p ? tail.p : "",
-        "SRC", plane ? "xp" : "xm",
-        "BIAS", c->B ? "bias[m]" : "0", "STORE", c->ep ? "a > 0 ? a : 0" : "a",
-        "FOR_N", loop_head("", "n", g->N, 1), "M", lit(g->M), "C", lit(g->C),
-        "CH", g->MG == 1 ? "m" : strf("m / %s", lit(g->MG)), "IHW", lit(t.in[1] * t.in[2]),
+        "BIAS", c->B ? "bias[m]" : "0", "STORES", stores.p,
+        "NM", lit(nm), "M", lit(g->M),
         "KHW", lit(t.k[1] * t.k[2]), "OHW", lit(t.out[1] * ow), "OH", lit(t.out[1]), "OW", lit(ow),
-        "KH", lit(t.k[1]), "KW", lit(t.k[2]),
+        "KH", lit(t.k[1]), "KW", lit(t.k[2]), "ACCW", lit(accw),
         "ROW", row, "COL", col,
         "XW", lit(plane ? xw : t.in[2]), NULL);
     Buf args = {0};
@@ -1428,8 +1473,10 @@ int64_t conv_workspace(Node *n)
     if (!numel(c.Y) || !gemm_eligible(&c))
         return 0;
     int64_t xh, xw, ph[2];
-    if (depthwise(&c))
-        return depthwise_plane(&c.g, &xh, &xw, ph) * 4;
+    if (depthwise(&c)) {
+        int64_t plane = depthwise_plane(&c.g, &xh, &xw, ph);
+        return plane ? 2 * (plane + depthwise_accw(&c.g) - c.g.out[c.g.nsp - 1]) * 4 : 0;
+    }
     GemmPlan p;
     gemm_plan(&c, &p);
     return (p.pad_floats + p.buf_floats + p.bn_floats) * 4;

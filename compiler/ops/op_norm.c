@@ -468,7 +468,9 @@ static void bn_emit(Emit *e, Node *n)
     const char *loadx = load_elem(x->dt, "xr[i]");
     const char *fn;
     if (!bn_training(n)) {
-        fn = kernel_paths(e, n, numel(x), "norm_batch",
+        /* paths whatever its size: on the build's own target (SSE2 at plain -O2) fmaf is a
+         * call; one fused multiply-add a value, as a Conv's fused BatchNormalization */
+        fn = kernel_paths(e, n, MLBC_PATHS_MIN, "norm_batch",
             "DOC", strf("BatchNormalization (inference) of %s%s, epsilon %g", dtype_name(x->dt),
                         shape_str(x), eps),
             "TX", dtype_ctype(x->dt), "TS", dtype_ctype(ts), "TM", dtype_ctype(tm), "CT", CT,
@@ -476,7 +478,8 @@ static void bn_emit(Emit *e, Node *n)
             "S", lit(S),
             "SCALE", scale, "VAR", strf("(%s)%s", CT, load_elem(tm, "var[c]")),
             "EPS", float_lit(eps, c), "MEAN", strf("(%s)%s", CT, load_elem(tm, "mean[c]")),
-            "BIAS", bias, "STORE", store_elem(x->dt, madd(c, strf("(%s - m)", loadx), "a", "b")), NULL);
+            "BIAS", bias, "STORE", store_elem(x->dt, fused(c, strf("(%s - m)", loadx), "a", "b")),
+            NULL);
         stmt(e, "%s(%s, %s, %s, %s, %s, %s);", fn, ref(e, x), ref(e, n->in[1]),
              ref(e, n->in[2]), ref(e, n->in[3]), ref(e, n->in[4]), ref(e, y));
         return;
