@@ -745,7 +745,7 @@ const void *evaluate(mlbc_runner *r)
     return NULL;
 }
 
-const runner_ops grpc_ops = {evaluate, set_context, destroy};
+const runner_ops grpc_ops = {evaluate, set_context, destroy, NULL};
 
 mlbc_runner *make_runner(const char *address, const mlbc_tensor_spec *features, int n,
                          const mlbc_tensor_spec *advice, const mlbc_grpc_options &o,

@@ -17,6 +17,10 @@ typedef struct runner_ops {
     const void *(*evaluate)(mlbc_runner *r);
     int (*set_context)(mlbc_runner *r, const char *name);    /* NULL: ignored */
     void (*destroy)(mlbc_runner *r);                          /* frees impl state only */
+    /* mlbc_runner_evaluate_bridge; NULL: the runner has none */
+    const void *(*evaluate_bridge)(mlbc_runner *r, const mlbc_tensor_spec *features,
+                                   const void *const *data, int n, int advice_type,
+                                   int64_t max_count, int64_t *count);
 } runner_ops;
 
 struct mlbc_runner {

@@ -96,9 +96,10 @@ void jb_int(jbuf *b, int64_t v)
 
 #define JB_LIT(b, s) jb_raw((b), (s), sizeof(s) - 1)
 
-void jb_spec(jbuf *b, const mlbc_tensor_spec *s)
+void jb_spec(jbuf *b, const mlbc_tensor_spec *s, int bridge)
 {
-    const char *type = mlbc_type_llvm_name(s->type);
+    /* the Bridge's C++ sends a bool as uint8_t and every spec with its default port, 6020 */
+    const char *type = bridge && s->type == MLBC_BOOL ? "uint8_t" : mlbc_type_llvm_name(s->type);
     if (!type) {
         b->failed = 1;
         return;
@@ -107,7 +108,9 @@ void jb_spec(jbuf *b, const mlbc_tensor_spec *s)
     jb_str(b, s->name);
     JB_LIT(b, ",\"type\":");
     jb_str(b, type);
-    JB_LIT(b, ",\"port\":0,\"shape\":[");
+    JB_LIT(b, ",\"port\":");
+    jb_int(b, bridge ? 6020 : 0);
+    JB_LIT(b, ",\"shape\":[");
     for (int i = 0; i < s->rank; i++) {
         if (i)
             JB_LIT(b, ",");
@@ -117,22 +120,22 @@ void jb_spec(jbuf *b, const mlbc_tensor_spec *s)
 }
 
 void jb_header(jbuf *b, const mlbc_tensor_spec *features, int n,
-               const mlbc_tensor_spec *score, const mlbc_tensor_spec *advice)
+               const mlbc_tensor_spec *score, const mlbc_tensor_spec *advice, int bridge)
 {
     JB_LIT(b, "{\"features\":[");
     for (int i = 0; i < n; i++) {
         if (i)
             JB_LIT(b, ",");
-        jb_spec(b, &features[i]);
+        jb_spec(b, &features[i], bridge);
     }
     JB_LIT(b, "]");
     if (score) {
         JB_LIT(b, ",\"score\":");
-        jb_spec(b, score);
+        jb_spec(b, score, bridge);
     }
     if (advice) {
         JB_LIT(b, ",\"advice\":");
-        jb_spec(b, advice);
+        jb_spec(b, advice, bridge);
     }
     JB_LIT(b, "}");
 }

@@ -19,11 +19,12 @@ void jb_raw(jbuf *b, const char *s, size_t n);
  * subpart), '"' and '\\' are escaped, \t \n \r short, other controls \u00xx. */
 void jb_str(jbuf *b, const char *s);
 void jb_int(jbuf *b, int64_t v);
-/* {"name":...,"type":...,"port":0,"shape":[...]} */
-void jb_spec(jbuf *b, const mlbc_tensor_spec *s);
+/* {"name":...,"type":...,"port":0,"shape":[...]}, as LLVM's TensorSpec writes it; bridge:
+ * as the ML-Compiler-Bridge's does ("port":6020, a bool as "uint8_t") */
+void jb_spec(jbuf *b, const mlbc_tensor_spec *s, int bridge);
 /* {"features":[...]} plus "score" and "advice" when given; no newline. */
 void jb_header(jbuf *b, const mlbc_tensor_spec *features, int n,
-               const mlbc_tensor_spec *score, const mlbc_tensor_spec *advice);
+               const mlbc_tensor_spec *score, const mlbc_tensor_spec *advice, int bridge);
 /* {"KEY":N} */
 void jb_record(jbuf *b, const char *key, int64_t n);
 void jb_free(jbuf *b);

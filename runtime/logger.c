@@ -101,7 +101,7 @@ mlbc_logger *mlbc_logger_open(FILE *out, const mlbc_tensor_spec *features, int n
         memcpy(lg->features, features, (size_t)nfeatures * sizeof *features);
     if ((lg->has_reward = reward != NULL))
         lg->reward = *reward;
-    jb_header(&lg->line, features, nfeatures, reward, advice);
+    jb_header(&lg->line, features, nfeatures, reward, advice, 0);
     if (write_line(lg)) {
         mlbc_logger_close(lg);
         return NULL;

@@ -220,6 +220,18 @@ int mlbc_runner_input_bound(const mlbc_runner *r, int i);
  * record, the others ignore it. 0 on success. */
 int mlbc_runner_set_context(mlbc_runner *r, const char *name);
 const void *mlbc_runner_evaluate(mlbc_runner *r);          /* NULL on error */
+/* The ML-Compiler-Bridge's evaluation (its runners' populateFeatures, then evaluate<T> or
+ * evaluate<T *>(out, size)), for a pipe runner in the Bridge's bitstream or JSON framing:
+ * the Bridge changes the features and the reply's type and length from message to message.
+ * Sends the n features given here (specs and data, for this call only; the runner's own are
+ * not sent) and reads advice of element type advice_type whose count the host's reply
+ * decides (bitstream: its bytes over the type's size, or 4-byte ints for integer types of
+ * other sizes, as the Bridge's Python packs them; JSON: its values), 1 to max_count of them:
+ * the count is written to *count (may be NULL). Returns the advice, valid until the next
+ * evaluation, or NULL: a bad call (error set, the runner usable), or the runner failed. */
+const void *mlbc_runner_evaluate_bridge(mlbc_runner *r, const mlbc_tensor_spec *features,
+                                        const void *const *data, int n, int advice_type,
+                                        int64_t max_count, int64_t *count);
 const char *mlbc_runner_error(const mlbc_runner *r);       /* "" if none */
 void mlbc_runner_free(mlbc_runner *r);
 

@@ -36,9 +36,14 @@
  * failed for good: evaluate returns NULL at once from then on.
  *
  * Trust: both ends are opened with O_NOFOLLOW and checked on the descriptor before a byte
- * crosses them: a FIFO of this user's, mode 0600, or (MLBC_PIPE_REGULAR_FILES) a regular
- * file as private with one link. Another user's FIFO or file is never read as advice, and a
- * file BASE.out merely names (a link) is never truncated.
+ * crosses them: a FIFO of this user's, mode 0600 (in the Bridge framings also one others may
+ * read but not write, as the Bridge's Python host makes them: mode 0644), or
+ * (MLBC_PIPE_REGULAR_FILES) a regular file as private with one link. Another user's FIFO or
+ * file is never read as advice, and a file BASE.out merely names (a link) is never truncated.
+ *
+ * The Bridge's own runners change the features and the reply's type and length from message
+ * to message: mlbc_runner_evaluate_bridge sends the features given to it and learns the
+ * reply's count from the reply, the observation otherwise built as evaluate builds it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,23 +73,33 @@
 #define MAX_IOV_INPUTS 64                     /* more inputs: one copied buffer */
 #define SPLICE_MIN_BYTES 16384                /* observations this large go by vmsplice(2) */
 #define JSON_REPLY_SLACK 4096                    /* JSON reply limit: slack + 64 bytes/element */
+#define MLBC_BRIDGE_MAX_FEATURES 4096          /* features of one evaluate_bridge */
 
 typedef struct ctx_count {
     char *name;
     int64_t next;                   /* number of the next observation in this context */
 } ctx_count;
 
+enum { TRUST_FILES = 1, TRUST_BRIDGE = 2 };   /* what open_with_deadline accepts */
+
 typedef struct pipe_impl {
     int framing;
     int timeout_ms;
     int in_fd, out_fd;
     int in_is_fifo;                 /* surplus detection needs a FIFO (or pipe) */
-    int allow_files;                /* MLBC_PIPE_REGULAR_FILES was given */
+    int trust;                      /* TRUST_*: MLBC_PIPE_REGULAR_FILES, a Bridge framing */
     int no_splice;                  /* BASE.out refused vmsplice(2) (not a pipe): writev */
     char *base;
+    /* this evaluation: the features sent, the advice expected */
+    const mlbc_tensor_spec *specs;
+    const void *const *data;
+    int n;
+    int advice_type;
+    int64_t advice_count;           /* the count, or with learn the largest */
+    int learn;                      /* the reply decides the count (evaluate_bridge) */
+    int64_t got;                    /* the count received */
     unsigned char *advice;          /* the advice buffer returned by evaluate */
-    size_t advice_bytes;
-    int64_t advice_count;
+    size_t advice_bytes, advice_cap;
     size_t reply_limit;             /* Bridge framings: largest accepted LEN */
     char *bits_header;              /* bitstream: {"features":[SPEC,...]}\n */
     size_t bits_header_len;
@@ -166,17 +181,31 @@ static const trust_rule private_file = {
     "regular files as BASE.in/BASE.out must be this user's, mode 0600, with one link"
 };
 
+/* The ML-Compiler-Bridge's Python host makes its FIFOs mode 0666 less the umask (0644 by
+ * default). Others may then open them to read: see the features, or take a message, which
+ * the runner then misses (a timeout, or a length that does not add up: an error, the
+ * compiler's own heuristic used). None may write, so what the runner reads as advice still
+ * comes from this user's processes only. */
+static const trust_rule bridge_fifo = {
+    "pipe: ", "the FIFO", S_IFIFO, S_IWGRP | S_IWOTH,
+    "another user could answer for the host; the host must create BASE.in and BASE.out "
+    "itself, with no write permission for group or others (the Bridge's 0666 less a umask "
+    "of 022 is fine)"
+};
+
 int mlbc_fifo_private(int fd, const char *path, char *err, size_t errlen)
 {
     return check_ours(fd, path, &private_fifo, err, errlen);
 }
 
-/* A FIFO, or with allow_files a regular file, as check_ours demands. */
-static int check_end(int fd, const char *path, int allow_files, char *err, size_t errlen)
+/* A FIFO as check_ours demands (TRUST_BRIDGE: as the Bridge makes them), or with
+ * TRUST_FILES a regular file. */
+static int check_end(int fd, const char *path, int trust, char *err, size_t errlen)
 {
     struct stat st;
-    if (!allow_files || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
-        return mlbc_fifo_private(fd, path, err, errlen);
+    if (!(trust & TRUST_FILES) || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode))
+        return check_ours(fd, path, trust & TRUST_BRIDGE ? &bridge_fifo : &private_fifo, err,
+                          errlen);
     if (check_ours(fd, path, &private_file, err, errlen))
         return -1;
     if (st.st_nlink != 1) {
@@ -190,14 +219,14 @@ static int check_end(int fd, const char *path, int allow_files, char *err, size_
 /* Opens path with flags|O_NONBLOCK|O_NOFOLLOW, retrying while the FIFO has no peer (ENXIO)
  * or does not exist yet (ENOENT), until the deadline; then checks it with check_end. Returns
  * the descriptor or -1 (err filled). */
-static int open_with_deadline(const char *path, int flags, int allow_files, int64_t deadline,
+static int open_with_deadline(const char *path, int flags, int trust, int64_t deadline,
                               int timeout_ms, const char *role, char *err, size_t errlen)
 {
     int delay = 1;
     for (;;) {
         int fd = open(path, flags | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
         if (fd >= 0) {
-            if (check_end(fd, path, allow_files, err, errlen)) {
+            if (check_end(fd, path, trust, err, errlen)) {
                 close(fd);
                 return -1;
             }
@@ -355,14 +384,13 @@ static void sigpipe_restore(sigpipe_guard *g, int got_epipe)
 
 /* The record's pieces: p->out, then (an LLVM observation) the inputs and "\n", sent from
  * where they are, without a copy. Returns their count; *total, their bytes. */
-static int record_iov(const mlbc_runner *r, const pipe_impl *p, struct iovec *iov,
-                      size_t *total)
+static int record_iov(const pipe_impl *p, struct iovec *iov, size_t *total)
 {
     int n = 0;
     iov[n++] = (struct iovec){p->out.data, p->out.len};
     if (p->payload) {
-        for (int i = 0; i < r->ninputs; i++)
-            iov[n++] = (struct iovec){r->inputs[i], mlbc_spec_bytes(&r->specs[i])};
+        for (int i = 0; i < p->n; i++)
+            iov[n++] = (struct iovec){(void *)p->data[i], mlbc_spec_bytes(&p->specs[i])};
         iov[n++] = (struct iovec){"\n", 1};
     }
     *total = 0;
@@ -387,7 +415,7 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
     }
     struct iovec iov[2 + MAX_IOV_INPUTS];
     size_t total;
-    int niov = record_iov(r, p, iov, &total);
+    int niov = record_iov(p, iov, &total);
     int splice = p->payload && total >= SPLICE_MIN_BYTES;
     sigpipe_guard guard;
     sigpipe_block(&guard);
@@ -395,7 +423,7 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
     int epipe = rc == -EPIPE;
     while (rc == -EPIPE && !p->confirmed) {
         close(p->out_fd);
-        p->out_fd = open_with_deadline(p->out_path, O_WRONLY, p->allow_files, deadline,
+        p->out_fd = open_with_deadline(p->out_path, O_WRONLY, p->trust, deadline,
                                        p->timeout_ms, "observations to the host", err,
                                        sizeof err);
         if (p->out_fd < 0) {
@@ -408,7 +436,7 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
         fit_pipe(p->out_fd, record_bytes(r, p));
         rc = write_all(p, p->pre.data, p->pre.len, deadline, NULL);
         if (!rc) {
-            niov = record_iov(r, p, iov, &total);       /* write_iov advanced the last */
+            niov = record_iov(p, iov, &total);       /* write_iov advanced the last */
             rc = write_iov(p, iov, niov, deadline, &sent, splice);
         }
         epipe |= rc == -EPIPE;
@@ -430,7 +458,7 @@ static int send_record(mlbc_runner *r, pipe_impl *p, const char *what)
         return -1;
     }
     if (!p->confirmed) {
-        niov = record_iov(r, p, iov, &total);
+        niov = record_iov(p, iov, &total);
         for (int i = 0; i < niov; i++)
             jb_raw(&p->pre, iov[i].iov_base, iov[i].iov_len);
     }
@@ -616,8 +644,10 @@ static int pipe_set_context(mlbc_runner *r, const char *name)
     return send_record(r, p, "a context record");
 }
 
-/* One element of a tensor as a JSON value (Bridge JSON framing). Non-finite floats are
- * written NaN / Infinity / -Infinity, as Python's json module reads them. */
+/* One element of a tensor as a JSON value (Bridge JSON framing). A float is written as the
+ * Bridge's C++ writes it, its double's 17 digits (3.14f: 3.1400001049041748), so that Python
+ * reads the same double from either. Non-finite floats are written NaN / Infinity /
+ * -Infinity, as Python's json module reads them. */
 static void jb_elem(jbuf *b, int type, const unsigned char *e)
 {
     switch (type) {
@@ -635,7 +665,7 @@ static void jb_elem(jbuf *b, int type, const unsigned char *e)
         else if (isinf(v))
             jb_raw(b, v > 0 ? "Infinity" : "-Infinity", v > 0 ? 8 : 9);
         else
-            jb_printf(b, type == MLBC_FLOAT ? "%.9g" : "%.17g", v);
+            jb_printf(b, "%.17g", v);
         return;
     }
     case MLBC_BOOL: jb_raw(b, *e ? "true" : "false", *e ? 4 : 5); return;
@@ -651,7 +681,52 @@ static void jb_elem(jbuf *b, int type, const unsigned char *e)
     b->failed = 1;
 }
 
-static void build_observation(mlbc_runner *r, pipe_impl *p)
+/* The JSON framing's order of the features: by name, as the Bridge's C++ writes an object
+ * (its test reads the first key of each message). */
+static int by_name(const void *a, const void *b, void *specs)
+{
+    const mlbc_tensor_spec *s = specs;
+    return strcmp(s[*(const int *)a].name, s[*(const int *)b].name);
+}
+
+static void build_json(pipe_impl *p, jbuf *b)
+{
+    int order[MAX_IOV_INPUTS], *at = p->n <= MAX_IOV_INPUTS ? order : malloc(p->n * sizeof *at);
+    if (!at) {
+        b->failed = 1;
+        return;
+    }
+    for (int i = 0; i < p->n; i++)
+        at[i] = i;
+    qsort_r(at, (size_t)p->n, sizeof *at, by_name, (void *)p->specs);
+    jb_raw(b, "{", 1);
+    for (int j = 0; j < p->n; j++) {
+        const mlbc_tensor_spec *s = &p->specs[at[j]];
+        int64_t n = mlbc_spec_count(s);
+        size_t es = mlbc_type_size(s->type);
+        const unsigned char *d = p->data[at[j]];
+        if (j)
+            jb_raw(b, ",", 1);
+        jb_str(b, s->name);
+        jb_raw(b, ":", 1);
+        if (n == 1) {
+            jb_elem(b, s->type, d);
+            continue;
+        }
+        jb_raw(b, "[", 1);
+        for (int64_t k = 0; k < n; k++) {
+            if (k)
+                jb_raw(b, ",", 1);
+            jb_elem(b, s->type, d + (size_t)k * es);
+        }
+        jb_raw(b, "]", 1);
+    }
+    jb_raw(b, "}", 1);
+    if (at != order)
+        free(at);
+}
+
+static void build_observation(pipe_impl *p)
 {
     jbuf *b = &p->out;
     uint64_t len = 0;
@@ -662,12 +737,12 @@ static void build_observation(mlbc_runner *r, pipe_impl *p)
         ctx_count *c = &p->ctxs[p->cur];
         jb_record(b, "observation", c->next++);
         jb_raw(b, "\n", 1);
-        if (r->ninputs <= MAX_IOV_INPUTS) {
+        if (p->n <= MAX_IOV_INPUTS) {
             p->payload = 1;             /* sent from the input buffers by send_record */
             return;
         }
-        for (int i = 0; i < r->ninputs; i++)
-            jb_raw(b, r->inputs[i], mlbc_spec_bytes(&r->specs[i]));
+        for (int i = 0; i < p->n; i++)
+            jb_raw(b, p->data[i], mlbc_spec_bytes(&p->specs[i]));
         jb_raw(b, "\n", 1);
         return;
     }
@@ -679,36 +754,19 @@ static void build_observation(mlbc_runner *r, pipe_impl *p)
     }
     case MLBC_FRAMING_BRIDGE_BITSTREAM:
         jb_raw(b, (const char *)&len, 8);
-        jb_raw(b, p->bits_header, p->bits_header_len);
-        for (int i = 0; i < r->ninputs; i++)
-            jb_raw(b, r->inputs[i], mlbc_spec_bytes(&r->specs[i]));
+        if (p->learn) {                 /* features of this call: their own header */
+            jb_header(b, p->specs, p->n, NULL, NULL, 1);
+            jb_raw(b, "\n", 1);
+        } else {
+            jb_raw(b, p->bits_header, p->bits_header_len);
+        }
+        for (int i = 0; i < p->n; i++)
+            jb_raw(b, p->data[i], mlbc_spec_bytes(&p->specs[i]));
         jb_raw(b, "\n", 1);
         break;
     default:                        /* MLBC_FRAMING_BRIDGE_JSON */
         jb_raw(b, (const char *)&len, 8);
-        jb_raw(b, "{", 1);
-        for (int i = 0; i < r->ninputs; i++) {
-            const mlbc_tensor_spec *s = &r->specs[i];
-            int64_t n = mlbc_spec_count(s);
-            size_t es = mlbc_type_size(s->type);
-            const unsigned char *d = r->inputs[i];
-            if (i)
-                jb_raw(b, ",", 1);
-            jb_str(b, s->name);
-            jb_raw(b, ":", 1);
-            if (n == 1) {
-                jb_elem(b, s->type, d);
-                continue;
-            }
-            jb_raw(b, "[", 1);
-            for (int64_t k = 0; k < n; k++) {
-                if (k)
-                    jb_raw(b, ",", 1);
-                jb_elem(b, s->type, d + (size_t)k * es);
-            }
-            jb_raw(b, "]", 1);
-        }
-        jb_raw(b, "}", 1);
+        build_json(p, b);
         break;
     }
     if (!b->failed) {
@@ -814,23 +872,104 @@ static int parse_json_reply(mlbc_runner *r, pipe_impl *p, size_t len)
         goto done;
     }
     int64_t k = 0;
-    const char *e = store_value(&doc, out, r->advice.type, p->advice, p->advice_count, &k);
+    const char *e = store_value(&doc, out, p->advice_type, p->advice, p->advice_count, &k);
     if (e) {
         runner_fail(r, "pipe %s: bad JSON reply: %s", p->base, e);
         goto done;
     }
-    if (k != p->advice_count) {
+    if (p->learn ? k < 1 || k > p->advice_count : k != p->advice_count) {
         runner_fail(r, "pipe %s: the host's JSON reply has %lld value(s), the advice has "
-                    "%lld", p->base, (long long)k, (long long)p->advice_count);
+                    "%s%lld", p->base, (long long)k, p->learn ? "1 to " : "",
+                    (long long)p->advice_count);
         goto done;
     }
+    p->got = k;
     rc = 0;
 done:
     json_free(&doc);
     return rc;
 }
 
+/* The LLVM and bitstream headers name element types as LLVM's TensorSpec does (the
+ * Bridge's bitstream a bool as uint8_t; its header names no advice). */
+static int check_llvm_name(const mlbc_tensor_spec *s, int framing, const char *what, char *err,
+                           size_t errlen)
+{
+    if (framing == MLBC_FRAMING_BRIDGE_BITSTREAM && s->type == MLBC_BOOL)
+        return 0;
+    if ((framing == MLBC_FRAMING_LLVM || framing == MLBC_FRAMING_BRIDGE_BITSTREAM) &&
+        !mlbc_type_llvm_name(s->type)) {
+        set_err(err, errlen, "pipe: %s '%s': element type %d has no LLVM TensorSpec name "
+                "(use float, double or a sized integer type)", what, s->name, s->type);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- evaluate -------------------------------------------------------------------------------- */
+
+/* Integer advice sent as 4-byte ints (the Bridge's Python host packs every int and bool
+ * so): k of them, each in the advice type's range, into the advice. 0, or -1. */
+static int widen_ints(pipe_impl *p, int64_t k)
+{
+    size_t es = mlbc_type_size(p->advice_type);
+    for (int64_t i = 0; i < k; i++) {
+        int32_t v;
+        memcpy(&v, p->rbuf + 4 * i, 4);
+        int64_t w = v;
+        switch (p->advice_type) {
+        case MLBC_BOOL: if (v != 0 && v != 1) return -1; break;
+        case MLBC_INT8: if (v != (int8_t)v) return -1; break;
+        case MLBC_UINT8: if (v != (uint8_t)v) return -1; break;
+        case MLBC_INT16: if (v != (int16_t)v) return -1; break;
+        case MLBC_UINT16: if (v != (uint16_t)v) return -1; break;
+        case MLBC_UINT32: case MLBC_UINT64: w = (uint32_t)v; break;
+        }
+        unsigned char *d = p->advice + es * (size_t)i;
+        if (es == 1)
+            *d = (unsigned char)w;
+        else if (es == 2)
+            memcpy(d, &(uint16_t){(uint16_t)w}, 2);
+        else
+            memcpy(d, &w, 8);
+    }
+    p->got = k;
+    return 0;
+}
+
+static int is_int_type(int type)
+{
+    return type != MLBC_FLOAT && type != MLBC_DOUBLE;
+}
+
+/* A bitstream reply of len bytes: the advice's bytes (with learn, of 1 to advice_count
+ * elements), or for integer advice not of 4-byte elements, as many 4-byte ints. */
+static int take_bits(mlbc_runner *r, pipe_impl *p, size_t len)
+{
+    size_t es = mlbc_type_size(p->advice_type);
+    int64_t k = (int64_t)(len / es);
+    if (len % es == 0 && (p->learn ? k >= 1 && k <= p->advice_count : k == p->advice_count)) {
+        memcpy(p->advice, p->rbuf, len);
+        p->got = k;
+        return 0;
+    }
+    k = (int64_t)(len / 4);
+    if (es != 4 && is_int_type(p->advice_type) && len % 4 == 0 &&
+        (p->learn ? k >= 1 && k <= p->advice_count : k == p->advice_count)) {
+        if (!widen_ints(p, k))
+            return 0;
+        runner_fail(r, "pipe %s: the host sent %lld 4-byte int(s), one out of range for the "
+                    "advice's type %d", p->base, (long long)k, p->advice_type);
+        return -1;
+    }
+    if (p->learn)
+        runner_fail(r, "pipe %s: the host sent a %zu-byte reply, the advice has 1 to %lld "
+                    "elements of %zu bytes", p->base, len, (long long)p->advice_count, es);
+    else
+        runner_fail(r, "pipe %s: the host sent a %zu-byte reply, the advice has %zu bytes",
+                    p->base, len, p->advice_bytes);
+    return -1;
+}
 
 static int recv_reply(mlbc_runner *r, pipe_impl *p)
 {
@@ -859,35 +998,47 @@ static int recv_reply(mlbc_runner *r, pipe_impl *p)
         runner_fail(r, "pipe %s: bad protobuf reply: %s", p->base, msg);
         return -1;
     }
-    if (len == p->advice_bytes) {
-        memcpy(p->advice, p->rbuf, p->advice_bytes);
-        return 0;
-    }
-    /* MLCompilerBridge's Python host packs Python ints as 4-byte "i": for 64-bit integer
-     * advice accept count x 4 bytes and widen them. */
-    if (len == (uint64_t)p->advice_count * 4 &&
-        (r->advice.type == MLBC_INT64 || r->advice.type == MLBC_UINT64)) {
-        for (int64_t k = 0; k < p->advice_count; k++) {
-            int32_t v;
-            memcpy(&v, p->rbuf + 4 * k, 4);
-            int64_t w = r->advice.type == MLBC_INT64 ? (int64_t)v : (int64_t)(uint32_t)v;
-            memcpy(p->advice + 8 * k, &w, 8);
-        }
-        return 0;
-    }
-    runner_fail(r, "pipe %s: the host sent a %llu-byte reply, the advice has %zu bytes",
-                p->base, (unsigned long long)len, p->advice_bytes);
-    return -1;
+    return take_bits(r, p, (size_t)len);
 }
 
-static const void *pipe_evaluate(mlbc_runner *r)
+/* The advice this evaluation expects: count elements of type (with learn, 1 to count), and
+ * the largest reply accepted; the buffers grown to fit. -1 when out of memory. */
+static int expect_advice(mlbc_runner *r, pipe_impl *p, int type, int64_t count, int learn)
 {
-    pipe_impl *p = r->impl;
-    if (r->failed || !p)
-        return NULL;
+    size_t es = mlbc_type_size(type);
+    p->advice_type = type;
+    p->advice_count = count;
+    p->learn = learn;
+    p->advice_bytes = (size_t)count * es;
+    p->reply_limit = p->framing == MLBC_FRAMING_BRIDGE_JSON
+                         ? JSON_REPLY_SLACK + (size_t)count * 64
+                     : p->framing == MLBC_FRAMING_BRIDGE_PROTOBUF
+                         ? proto_advice_limit(&r->advice)
+                     : p->advice_bytes + (es < 4 && is_int_type(type) ? (size_t)count * (4 - es) : 0);
+    if (p->advice_bytes > p->advice_cap) {
+        unsigned char *a = realloc(p->advice, p->advice_bytes);
+        if (!a)
+            return -1;
+        memset(a, 0, p->advice_bytes);
+        p->advice = a;
+        p->advice_cap = p->advice_bytes;
+    }
+    if (p->framing != MLBC_FRAMING_LLVM && p->reply_limit > p->rcap) {
+        unsigned char *b = realloc(p->rbuf, p->reply_limit);
+        if (!b)
+            return -1;
+        p->rbuf = b;
+        p->rcap = p->reply_limit;
+    }
+    return 0;
+}
+
+/* One observation of p's features, its reply into p->advice. */
+static const void *exchange(mlbc_runner *r, pipe_impl *p)
+{
     if (check_no_surplus(r, p, "before this observation"))
         return NULL;
-    build_observation(r, p);
+    build_observation(p);
     int sent = send_record(r, p, "an observation");
     p->payload = 0;
     if (sent || recv_reply(r, p))
@@ -899,7 +1050,65 @@ static const void *pipe_evaluate(mlbc_runner *r)
     return p->advice;
 }
 
-static const runner_ops pipe_ops = {pipe_evaluate, pipe_set_context, pipe_destroy};
+/* The runner's features and advice (0; -1 when out of memory). */
+static int own_view(mlbc_runner *r, pipe_impl *p)
+{
+    p->specs = r->specs;
+    p->data = (const void *const *)r->inputs;
+    p->n = r->ninputs;
+    return expect_advice(r, p, r->advice.type, mlbc_spec_count(&r->advice), 0);
+}
+
+static const void *pipe_evaluate(mlbc_runner *r)
+{
+    pipe_impl *p = r->impl;
+    if (r->failed || !p)
+        return NULL;
+    own_view(r, p);                 /* cannot fail: the buffers fit the runner's advice */
+    return exchange(r, p);
+}
+
+static const void *pipe_evaluate_bridge(mlbc_runner *r, const mlbc_tensor_spec *features,
+                                        const void *const *data, int n, int advice_type,
+                                        int64_t max_count, int64_t *count)
+{
+    pipe_impl *p = r->impl;
+    mlbc_tensor_spec advice = mlbc_spec("advice", advice_type, 1, &max_count);
+    if (r->failed || !p)
+        return NULL;
+    if (p->framing != MLBC_FRAMING_BRIDGE_BITSTREAM && p->framing != MLBC_FRAMING_BRIDGE_JSON) {
+        set_err(r->error, sizeof r->error, "pipe %s: features per evaluation need the "
+                "Bridge's bitstream or JSON framing", p->base);
+        return NULL;
+    }
+    if (n < 0 || n > MLBC_BRIDGE_MAX_FEATURES || (n && (!features || !data)) || max_count < 1 ||
+        spec_check(&advice, r->error, sizeof r->error) ||
+        mlbc_spec_bytes(&advice) > MAX_ADVICE_BYTES) {
+        if (!r->error[0])
+            set_err(r->error, sizeof r->error, "pipe %s: bad evaluation (%d features, advice "
+                    "of type %d, at most %lld)", p->base, n, advice_type, (long long)max_count);
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        if (spec_check(&features[i], r->error, sizeof r->error) || !data[i] ||
+            check_llvm_name(&features[i], p->framing, "feature", r->error, sizeof r->error))
+            return NULL;
+    p->specs = features;
+    p->data = data;
+    p->n = n;
+    if (expect_advice(r, p, advice_type, max_count, 1)) {
+        runner_fail(r, "pipe %s: out of memory", p->base);
+        return NULL;
+    }
+    const void *a = exchange(r, p);
+    own_view(r, p);
+    if (a && count)
+        *count = p->got;
+    return a;
+}
+
+static const runner_ops pipe_ops = {pipe_evaluate, pipe_set_context, pipe_destroy,
+                                    pipe_evaluate_bridge};
 
 static int check_pipe_options(const char *channel_base, int framing, char *err, size_t errlen)
 {
@@ -915,19 +1124,14 @@ static int check_pipe_options(const char *channel_base, int framing, char *err, 
     return framing == MLBC_FRAMING_BRIDGE_PROTOBUF ? proto_check_host(err, errlen) : 0;
 }
 
-/* The LLVM and bitstream headers name element types as LLVM's TensorSpec does. */
+/* check_llvm_name's kin for the runner's own specs */
 static int check_llvm_names(const mlbc_runner *r, int framing, char *err, size_t errlen)
 {
-    int named = framing == MLBC_FRAMING_LLVM || framing == MLBC_FRAMING_BRIDGE_BITSTREAM;
-    for (int i = -1; i < r->ninputs && named; i++) {
-        const mlbc_tensor_spec *s = i < 0 ? &r->advice : &r->specs[i];
-        if (!mlbc_type_llvm_name(s->type)) {
-            set_err(err, errlen, "pipe: %s '%s': element type %d has no LLVM TensorSpec "
-                    "name (use float, double or a sized integer type)",
-                    i < 0 ? "advice" : "feature", s->name, s->type);
+    if (framing == MLBC_FRAMING_LLVM && check_llvm_name(&r->advice, framing, "advice", err, errlen))
+        return -1;
+    for (int i = 0; i < r->ninputs; i++)
+        if (check_llvm_name(&r->specs[i], framing, "feature", err, errlen))
             return -1;
-        }
-    }
     return 0;
 }
 
@@ -945,7 +1149,7 @@ static int check_advice_bytes(const mlbc_runner *r, char *err, size_t errlen)
 /* Bitstream framing: every observation repeats the header {"features":[SPEC,...]}\n. */
 static int save_bits_header(mlbc_runner *r, pipe_impl *p)
 {
-    jb_header(&p->out, r->specs, r->ninputs, NULL, NULL);
+    jb_header(&p->out, r->specs, r->ninputs, NULL, NULL, 1);
     jb_raw(&p->out, "\n", 1);
     if (p->out.failed || !(p->bits_header = malloc(p->out.len)))
         return -1;
@@ -958,13 +1162,9 @@ static int save_bits_header(mlbc_runner *r, pipe_impl *p)
 static int alloc_pipe(mlbc_runner *r, pipe_impl *p, const char *channel_base)
 {
     p->base = dupstr(channel_base);
-    p->advice = calloc(1, p->advice_bytes);
-    if (p->framing != MLBC_FRAMING_LLVM)
-        p->rbuf = malloc(p->reply_limit);
     size_t plen = strlen(channel_base);
     p->out_path = malloc(plen + 5);
-    if (!p->base || !p->advice || (p->framing != MLBC_FRAMING_LLVM && !p->rbuf) ||
-        !p->out_path || runner_own_unbound(r))
+    if (!p->base || !p->out_path || runner_own_unbound(r) || own_view(r, p))
         return -1;
     if (p->framing == MLBC_FRAMING_BRIDGE_PROTOBUF &&
         (!(p->pobs = proto_obs_new(r)) || select_context(p, "")))
@@ -975,22 +1175,15 @@ static int alloc_pipe(mlbc_runner *r, pipe_impl *p, const char *channel_base)
 
 /* Gives runner r its pipe (r->impl), not yet connected. */
 static int new_pipe(mlbc_runner *r, const char *channel_base, const mlbc_pipe_options *o,
-                    int allow_files, char *err, size_t errlen)
+                    int trust, char *err, size_t errlen)
 {
     pipe_impl *p = calloc(1, sizeof *p);
     if (p) {
         r->impl = p;
         p->in_fd = p->out_fd = -1;
         p->framing = o->framing;
-        p->allow_files = allow_files;
+        p->trust = trust;
         p->timeout_ms = o->timeout_ms > 0 ? o->timeout_ms : DEFAULT_TIMEOUT_MS;
-        p->advice_bytes = mlbc_spec_bytes(&r->advice);
-        p->advice_count = mlbc_spec_count(&r->advice);
-        p->reply_limit = p->framing == MLBC_FRAMING_BRIDGE_JSON
-                             ? JSON_REPLY_SLACK + (size_t)p->advice_count * 64
-                         : p->framing == MLBC_FRAMING_BRIDGE_PROTOBUF
-                             ? proto_advice_limit(&r->advice)
-                             : p->advice_bytes;
     }
     if (!p || alloc_pipe(r, p, channel_base)) {
         set_err(err, errlen, "pipe: out of memory");
@@ -1012,10 +1205,10 @@ static int connect_pipe(mlbc_runner *r, pipe_impl *p, const char *channel_base, 
     }
     snprintf(in_path, plen + 5, "%s.in", channel_base);
     int64_t deadline = now_ms() + p->timeout_ms;
-    p->in_fd = open_with_deadline(in_path, O_RDONLY, p->allow_files, deadline, p->timeout_ms,
+    p->in_fd = open_with_deadline(in_path, O_RDONLY, p->trust, deadline, p->timeout_ms,
                                   "advice from the host", err, errlen);
     if (p->in_fd >= 0)
-        p->out_fd = open_with_deadline(p->out_path, O_WRONLY, p->allow_files, deadline,
+        p->out_fd = open_with_deadline(p->out_path, O_WRONLY, p->trust, deadline,
                                        p->timeout_ms, "observations to the host", err, errlen);
     free(in_path);
     if (p->in_fd < 0 || p->out_fd < 0)
@@ -1035,7 +1228,7 @@ static int send_llvm_start(mlbc_runner *r, pipe_impl *p, const char *context, ch
                            size_t errlen)
 {
     p->out.len = 0;
-    jb_header(&p->out, r->specs, r->ninputs, NULL, &r->advice);
+    jb_header(&p->out, r->specs, r->ninputs, NULL, &r->advice, 0);
     jb_raw(&p->out, "\n", 1);
     if (send_record(r, p, "the header") || pipe_set_context(r, context ? context : "")) {
         set_err(err, errlen, "%s", mlbc_runner_error(r));
@@ -1051,15 +1244,17 @@ mlbc_runner *mlbc_runner_pipe(const char *channel_base, const mlbc_tensor_spec *
     mlbc_pipe_options o = {MLBC_FRAMING_LLVM, 0, NULL};
     if (opt)
         o = *opt;
-    int files = !!(o.framing & MLBC_PIPE_REGULAR_FILES);
+    int trust = o.framing & MLBC_PIPE_REGULAR_FILES ? TRUST_FILES : 0;
     o.framing &= ~MLBC_PIPE_REGULAR_FILES;
+    if (o.framing == MLBC_FRAMING_BRIDGE_BITSTREAM || o.framing == MLBC_FRAMING_BRIDGE_JSON)
+        trust |= TRUST_BRIDGE;
     if (check_pipe_options(channel_base, o.framing, err, errlen))
         return NULL;
     mlbc_runner *r = runner_new(&pipe_ops, features, nfeatures, advice, err, errlen);
     if (!r)
         return NULL;
     if (check_llvm_names(r, o.framing, err, errlen) || check_advice_bytes(r, err, errlen) ||
-        new_pipe(r, channel_base, &o, files, err, errlen) ||
+        new_pipe(r, channel_base, &o, trust, err, errlen) ||
         connect_pipe(r, r->impl, channel_base, err, errlen) ||
         (o.framing == MLBC_FRAMING_LLVM && send_llvm_start(r, r->impl, o.context, err, errlen))) {
         mlbc_runner_free(r);

@@ -44,7 +44,7 @@ static void release_destroy(mlbc_runner *r)
     free(m);
 }
 
-static const runner_ops release_ops = {release_evaluate, NULL, release_destroy};
+static const runner_ops release_ops = {release_evaluate, NULL, release_destroy, NULL};
 
 /* Index of prefix + name among the model's n arguments (results), else of plain name;
  * -1 if absent. *found: the name that matched. */

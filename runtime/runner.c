@@ -131,6 +131,21 @@ const void *mlbc_runner_evaluate(mlbc_runner *r)
     return r->ops->evaluate(r);
 }
 
+const void *mlbc_runner_evaluate_bridge(mlbc_runner *r, const mlbc_tensor_spec *features,
+                                        const void *const *data, int n, int advice_type,
+                                        int64_t max_count, int64_t *count)
+{
+    if (!r || r->failed)
+        return NULL;
+    r->error[0] = 0;
+    if (!r->ops->evaluate_bridge) {
+        set_err(r->error, sizeof r->error, "features per evaluation need a pipe runner in "
+                "the Bridge's bitstream or JSON framing");
+        return NULL;
+    }
+    return r->ops->evaluate_bridge(r, features, data, n, advice_type, max_count, count);
+}
+
 const char *mlbc_runner_error(const mlbc_runner *r)
 {
     return r ? r->error : "no runner";

@@ -60,6 +60,28 @@ def runtime_sources(build):
     return srcs + [os.path.join(gen, "mlbc.pb-c.c")], ["-I" + rt, "-I" + gen]
 
 
+def runtime_program_builds(src, exe, build):
+    """The two builds of a test program over the runtime: (kind, path, command) for "plain"
+    (linked with BUILD/libmlbc_rt.a, warnings as errors) and "asan" (the runtime's sources
+    with ASan+UBSan, leak detection on: run it with san_env)."""
+    srcs, inc = runtime_sources(build)
+    common = ["-std=c11", "-Wall", "-Wextra", "-D_GNU_SOURCE"] + inc
+    return [("plain", exe, ["cc", "-O1", "-g", "-Werror"] + common +
+             ["-o", exe, src, os.path.join(build, "libmlbc_rt.a")] + RT_LIBS),
+            ("asan", exe + "_asan",
+             ["cc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+              "-fno-sanitize-recover=undefined", "-Wno-unused-parameter"] + common +
+             ["-o", exe + "_asan", src] + srcs + RT_LIBS)]
+
+
+def san_env(kind):
+    """The environment of a runtime_program_builds build of that kind."""
+    env = dict(os.environ)
+    if kind == "asan":
+        env.update(SAN_ENV)
+    return env
+
+
 def run(cmd, timeout=120, **kw):
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, **kw)

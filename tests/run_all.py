@@ -58,6 +58,8 @@ def programs(build):
          [PY, "tests/test_bench.py"] + b, PAIRED),
         ("command line and generated-code contract", [PY, "tests/test_cli.py"] + b, PAIRED),
         ("development mode: pipe runner and Python host", [PY, "tests/test_pipe.py"] + b, PAIRED),
+        ("the ML-Compiler-Bridge's pipe test replayed against mlbc, byte for byte",
+         [PY, "tests/test_bridge.py"] + b, PAIRED),
         ("fuzz targets over their regression corpora", [PY, "tests/test_fuzz.py"] + b, PAIRED),
         ("inside GCC: inlining plugin", [PY, "tests/test_gcc.py"] + b, PAIRED),
         ("make install: layout, CMake and Make projects, man pages, Python package",

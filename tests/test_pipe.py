@@ -53,22 +53,11 @@ def check(name, ok, detail=""):
 def build(build_dir):
     out = os.path.join(build_dir, "test_pipe")
     os.makedirs(out, exist_ok=True)
-    lib = os.path.join(build_dir, "libmlbc_rt.a")
-    rt_srcs, rt_inc = mlbctest.runtime_sources(build_dir)
-    common = ["-std=c11", "-Wall", "-Wextra", "-D_GNU_SOURCE"] + rt_inc
     bins = {}
     for prog in ("pipe_client", "pipe_logtool"):
         src = os.path.join(HERE, "pipe", prog + ".c")
-        plain = os.path.join(out, prog)
-        san = os.path.join(out, prog + "_asan")
-        cmds = [
-            ["cc", "-O1", "-g", "-Werror"] + common +
-            ["-o", plain, src, lib] + mlbctest.RT_LIBS,
-            ["cc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-             "-fno-sanitize-recover=undefined", "-Wno-unused-parameter"] + common +
-            ["-o", san, src] + rt_srcs + mlbctest.RT_LIBS,
-        ]
-        for cmd, path, kind in zip(cmds, (plain, san), ("plain", "asan")):
+        for kind, path, cmd in mlbctest.runtime_program_builds(src, os.path.join(out, prog),
+                                                               build_dir):
             p = subprocess.run(cmd, capture_output=True, text=True)
             if check("build %s (%s)" % (prog, kind), p.returncode == 0,
                      (p.stderr or p.stdout).strip()[:600]):
@@ -76,11 +65,7 @@ def build(build_dir):
     return bins
 
 
-def client_env(kind):
-    env = dict(os.environ)
-    if kind == "asan":
-        env.update(mlbctest.SAN_ENV)
-    return env
+client_env = mlbctest.san_env
 
 
 def san_clean(kind, stderr):

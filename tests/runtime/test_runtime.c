@@ -747,20 +747,24 @@ static void test_json_writer(void)
             printf("  case %zu: %s\n", i, b.data);
     }
     b.len = 0;
-    jb_header(&b, f, 2, &reward, NULL);
+    jb_header(&b, f, 2, &reward, NULL, 0);
     CHECK(!strcmp(b.data, "{\"features\":[{\"name\":\"mask\",\"type\":\"int64_t\",\"port\":0,"
                           "\"shape\":[1,33]},{\"name\":\"progress\",\"type\":\"float\",\"port\":0,"
                           "\"shape\":[]}],\"score\":{\"name\":\"reward\",\"type\":\"float\","
                           "\"port\":0,\"shape\":[1]}}"));
     b.len = 0;
-    jb_header(&b, NULL, 0, NULL, &reward);
+    jb_header(&b, NULL, 0, NULL, &reward, 0);
     CHECK(!strcmp(b.data, "{\"features\":[],\"advice\":{\"name\":\"reward\",\"type\":\"float\","
                           "\"port\":0,\"shape\":[1]}}"));
     b.len = 0;
     jb_record(&b, "observation", 12);
     CHECK(!strcmp(b.data, "{\"observation\":12}"));
     bad = mlbc_spec("flag", MLBC_BOOL, 0, NULL);
-    jb_spec(&b, &bad);
+    b.len = 0;
+    jb_spec(&b, &bad, 1);           /* the Bridge's C++: a bool as uint8_t, its port */
+    CHECK(!b.failed && !strcmp(b.data, "{\"name\":\"flag\",\"type\":\"uint8_t\","
+                                        "\"port\":6020,\"shape\":[]}"));
+    jb_spec(&b, &bad, 0);           /* LLVM's TensorSpec has no bool */
     CHECK(b.failed);
     jb_free(&b);
 }

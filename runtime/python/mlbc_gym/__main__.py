@@ -29,7 +29,8 @@ def main(argv=None):
     s.add_argument("--policy", help="MODULE:FUNCTION or FILE.py:FUNCTION")
     s.add_argument("--constant", default="0", help="answer this value (default 0)")
     s.add_argument("--framing", default="llvm", choices=["llvm", "bitstream", "json", "protobuf"])
-    s.add_argument("--advice", default="int64_t", help="advice type for the Bridge framings")
+    s.add_argument("--advice", default="int64_t", help="advice type for the Bridge framings; "
+                   "'bridge': each reply typed by the policy's value, as the Bridge's host does")
     s.add_argument("--record", help="save what the compiler sent to this file")
     s.add_argument("--timeout", type=float, help="kill the command after this many seconds")
     g = sub.add_parser("serve-grpc", help="a gRPC model server (until COMMAND exits, or ^C)")
@@ -78,7 +79,8 @@ def main(argv=None):
     if not cmd:
         ap.error("serve needs a command after --")
     res = serve(args.base, _policy(args), command=cmd, framing=args.framing,
-                advice=args.advice, record=args.record, command_timeout=args.timeout)
+                advice=None if args.advice == "bridge" else args.advice, record=args.record,
+                command_timeout=args.timeout)
     for sess in res.sessions:
         print("mlbc_gym: %r" % sess, file=sys.stderr)
     return res.returncode if res.returncode else (1 if res.errors else 0)

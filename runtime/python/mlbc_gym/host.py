@@ -14,7 +14,9 @@ no compiler has it open for reading), then BASE.out for reading, the order LLVM 
 watchdog is that retry loop: when the command exits without (re)opening the pipes, as clang
 does at -O0, the host stops instead of hanging in open().
 """
+import ctypes
 import errno
+import json
 import os
 import select
 import stat
@@ -151,15 +153,16 @@ class _FdStream:
                 self.pos, self.end = 0, self._readv([self.view], True)
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
-    def readinto(self, view):
-        """Fills view (a writable byte view) unless the stream ends first: the byte count."""
+    def readinto(self, view, wait_first=False):
+        """Fills view (a writable byte view) unless the stream ends first: the byte count.
+        wait_first: a record's first read, which waits with poll(2) first."""
         want = len(view)
         got = min(want, self.end - self.pos)
         view[:got] = self.view[self.pos:self.pos + got]
         self.pos += got
         while got < want:
             self.pos = self.end = 0
-            n = self._readv([view[got:], self.view], False)
+            n = self._readv([view[got:], self.view], wait_first and got == 0)
             if n == 0:
                 break
             if n > want - got:
@@ -178,7 +181,10 @@ class _FdStream:
         parts, got, size = [], 0, READ_CHUNK
         while got < n:
             part = bytearray(min(size, n - got))
-            k = self.readinto(memoryview(part))
+            # a message's first read waits: before the compiler opens BASE.out, the FIFO
+            # reads as end of file (the Bridge's opens BASE.out after BASE.in, sometimes
+            # long after), which is no end of a session
+            k = self.readinto(memoryview(part), got == 0)
             parts.append(part if k == len(part) else part[:k])
             got += k
             if k < len(part):
@@ -239,6 +245,45 @@ def _advice_encoder(spec):
         except (struct.error, TypeError, ValueError, OverflowError):
             return spec.encode(value)
     return encode
+
+
+def _bridge_value(value):
+    """advice -> what the ML-Compiler-Bridge's Python host puts in its JSON reply: ctypes
+    values as their value, numpy arrays and scalars as lists and numbers, tuples as lists."""
+    if isinstance(value, ctypes._SimpleCData):
+        return value.value
+    if _np is not None and isinstance(value, (_np.ndarray, _np.generic)):
+        return value.tolist()
+    if isinstance(value, (list, tuple)):
+        return [_bridge_value(v) for v in value]
+    return value
+
+
+def _bridge_bytes(value):
+    """advice -> bytes as the Bridge's Python host packs it (its SerDes, bytes format): an int
+    or a bool as a 4-byte int, a float as a 4-byte float, a ctypes value as its C type
+    (c_long, c_double: 8 bytes), a one-character string as its byte, lists element by
+    element; numpy arrays and scalars as their dtype's bytes, bytes as they are."""
+    if isinstance(value, (bytes, bytearray)):
+        return bytes(value)
+    if isinstance(value, ctypes._SimpleCData):
+        return bytes(value)
+    if _np is not None and isinstance(value, (_np.ndarray, _np.generic)):
+        return _np.ascontiguousarray(value).tobytes()
+    if isinstance(value, (list, tuple)):
+        return b"".join(_bridge_bytes(v) for v in value)
+    if isinstance(value, str) and len(value) == 1:
+        return value.encode("latin-1")
+    try:
+        if isinstance(value, int):
+            return struct.pack("=i", value)
+        if isinstance(value, float):
+            return struct.pack("=f", value)
+    except struct.error as e:
+        raise HostError("advice %r does not fit the Bridge's 4-byte packing (%s): give a "
+                        "ctypes value (c_long, c_double) instead" % (value, e))
+    raise HostError("advice of type %s: the Bridge's packing takes int, float, bool, ctypes, "
+                    "lists, numpy arrays and bytes" % type(value).__name__)
 
 
 def check_private(fd, path):
@@ -458,9 +503,12 @@ class Channel:
         sess = self._current
         advice = self.advice
         sess.advice = advice
-        encode = _advice_encoder(advice)
+        # no advice spec: each reply typed by the policy's value, as the Bridge does
+        encode = _advice_encoder(advice) if advice is not None else _bridge_bytes
         self._bitstream_line = None
         index, context = 0, None
+        if self.framing == "protobuf" and advice is None:
+            raise HostError("the protobuf framing needs an advice spec")
         if self.framing == "protobuf":
             pb = _mlbc_pb2()
             reply = pb.Advice()
@@ -491,6 +539,10 @@ class Channel:
             elif self.framing == "protobuf":
                 reply.advice.data = encode(out)
                 body = reply.SerializeToString()
+            elif advice is None:
+                if isinstance(out, (bytes, bytearray)):
+                    raise HostError("the JSON framing cannot send raw bytes")
+                body = json.dumps({"out": _bridge_value(out)}).encode("utf-8")
             else:
                 if isinstance(out, (bytes, bytearray)):
                     raise HostError("the JSON framing cannot send raw bytes")
@@ -645,7 +697,9 @@ def serve(channel_base, policy, command=None, framing="llvm", advice="int64_t", 
     observation with policy(features, context, index) until the command exits.
 
     framing: "llvm" (InteractiveModelRunner), "bitstream" or "json" (ML-Compiler-Bridge).
-    advice: advice spec for the Bridge framings (TensorSpec, type name or JSON dict).
+    advice: advice spec for the Bridge framings (TensorSpec, type name or JSON dict); None:
+    each reply typed by the policy's value as the Bridge's Python host types it (int: 4 bytes,
+    float: a float, ctypes.c_long / c_double: 8 bytes; JSON as json.dumps writes it).
     numpy: hand the policy numpy arrays shaped as the specs instead of flat lists.
     record: path or binary file receiving a copy of everything the compiler sent (for the
         LLVM framing a log that LogReader reads back).

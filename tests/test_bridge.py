@@ -1,0 +1,334 @@
+"""mlbc against the real ML-Compiler-Bridge (IITH-Compilers/ML-Compiler-Bridge, snapshot of
+2024-03-14), offline: what each side of the Bridge's own pipe test (its MLBridgeTest C++
+compiler side, its mlbridge-test.py Python model side) wrote, message by message, recorded
+once from the real Bridge built here (tests/bridge/fixtures/, README there), replayed against
+mlbc's side and compared byte for byte.
+
+  * mlbc as the compiler side: tests/bridge/bridge_client.c (the Bridge test's ten
+    evaluations through mlbc_runner_evaluate_bridge) against a replay of the Bridge's
+    Python host: FIFOs made as it makes them (0666 less the umask), opened in its order; its
+    recorded replies sent; mlbc's requests must be the Bridge's C++ bytes.
+  * mlbc_gym as the model side (advice=None: replies typed as the Bridge's host types them)
+    against a replay of the Bridge's C++ compiler, which opens BASE.in, and BASE.out only
+    later: its recorded requests sent; mlbc_gym's replies must be the Bridge's Python bytes,
+    and BASE.in must never see an end of file during the session.
+  * Both of mlbc's sides together, hostile replies to the learned-count evaluation, and the
+    FIFO modes the Bridge framings accept.
+
+    python3 tests/test_bridge.py --build build        # ends with "N passed, M failed"
+"""
+import argparse
+import ctypes
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
+
+import mlbc_gym  # noqa: E402
+import mlbctest  # noqa: E402
+
+FIXTURES = os.path.join(HERE, "bridge", "fixtures")
+LABELS = ("int", "long", "float", "double", "char", "bool", "vec_int", "vec_long",
+          "vec_float", "vec_double")
+FORMATS = {"bytes": ("pipe-bytes", "bitstream"), "json": ("pipe-json", "json")}
+T = mlbctest.Tally()
+
+
+def fixture(fmt, i, direction):
+    with open(os.path.join(FIXTURES, FORMATS[fmt][0], "%02d_%s.%s.bin" % (
+            i + 1, LABELS[i], direction)), "rb") as f:
+        return f.read()
+
+
+def bridge_answers(fmt):
+    """What the Bridge's mlbridge-test.py answers, message by message (its returned_data,
+    with its ctypes for 64-bit values)."""
+    r = [12, 1234567891, 4.14, 1.123456789123456789, ord("b"), False, [12, 23, 34],
+         [123456780, 123456781, 123456782], [1.11, 2.22, -3.33, 0],
+         [1.12345678912345670, -1.12345678912345671]]
+    longs = (1234567891, [123456780, 123456781, 123456782]) if fmt == "bytes" \
+        else (12345, [6780, 6781, 6782])
+    r[1] = ctypes.c_long(longs[0])
+    r[3] = ctypes.c_double(1.123456789123456789)
+    r[7] = [ctypes.c_long(v) for v in longs[1]]
+    r[9] = [ctypes.c_double(1.12345678912345670), ctypes.c_double(-1.12345678912345671)]
+    return r
+
+
+def build(build_dir):
+    out = os.path.join(build_dir, "test_bridge")
+    os.makedirs(out, exist_ok=True)
+    bins = {}
+    for kind, path, cmd in mlbctest.runtime_program_builds(
+            os.path.join(HERE, "bridge", "bridge_client.c"), os.path.join(out, "bridge_client"),
+            build_dir):
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        T.result(p.returncode == 0, "build bridge_client (%s)" % kind,
+                 (p.stderr or p.stdout).strip()[:600])
+        if p.returncode == 0:
+            bins[kind] = path
+    return bins
+
+
+client_env = mlbctest.san_env
+
+
+def read_message(fd, deadline):
+    """One length-prefixed message from fd (blocking descriptor), as its raw bytes, prefix
+    included; b"" at end of file."""
+    data = b""
+    want = 8
+    while len(data) < want:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            raise TimeoutError("%d of %d bytes" % (len(data), want))
+        chunk = os.read(fd, want - len(data))
+        if not chunk:
+            return data
+        data += chunk
+        if len(data) == 8:
+            want = 8 + int.from_bytes(data, "little")
+    return data
+
+
+# ---- mlbc as the compiler side, the Bridge's Python host replayed -------------------------------
+
+def python_host(base, fmt, replies, got, umask=0o022):
+    """The Bridge's PipeCompilerInterface as the recording shows it: removes and makes both
+    FIFOs with mkfifo(0o666) under the umask, opens BASE.in to write (blocking until the
+    compiler opens it), then BASE.out to read; per message, reads the compiler's request
+    into got and writes replies[i] (raw bytes, prefix included). A None reply ends it."""
+    old = os.umask(umask)
+    try:
+        for end in (".in", ".out"):
+            if os.path.exists(base + end):
+                os.remove(base + end)
+            os.mkfifo(base + end, 0o666)
+    finally:
+        os.umask(old)
+
+    def serve():
+        fd_in = os.open(base + ".in", os.O_WRONLY)
+        fd_out = os.open(base + ".out", os.O_RDONLY)
+        try:
+            for reply in replies:
+                msg = read_message(fd_out, time.monotonic() + 10)
+                if not msg:
+                    break
+                got.append(msg)
+                if reply is None:
+                    break
+                os.write(fd_in, reply)
+        except (OSError, TimeoutError) as e:
+            got.append(e)
+        finally:
+            os.close(fd_in)
+            os.close(fd_out)
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    return t
+
+
+def test_compiler_side(bins, work):
+    """bridge_client against the recorded Bridge host: every request the Bridge's bytes."""
+    for fmt in FORMATS:
+        for kind, exe in bins.items():
+            base = os.path.join(work, "c_%s_%s" % (fmt, kind))
+            got = []
+            t = python_host(base, fmt, [fixture(fmt, i, "reply") for i in range(10)], got)
+            p = subprocess.run([exe, base, fmt, "--timeout", "5000"], capture_output=True,
+                               text=True, timeout=60, env=client_env(kind))
+            t.join(10)
+            where = "%s, %s" % (fmt, kind)
+            T.result(p.returncode == 0 and p.stdout.count(" reply ") == 10,
+                     "mlbc's runner as the Bridge test's compiler, its host replayed: 10 "
+                     "replies as the Bridge's test expects (%s)" % where,
+                     (p.stdout + p.stderr)[-600:])
+            same = [i for i in range(10) if i < len(got) and got[i] == fixture(fmt, i, "request")]
+            bad = [LABELS[i] for i in range(10) if i not in same]
+            T.result(not bad, "mlbc's requests are the Bridge's C++ bytes, message by message "
+                     "(%s)" % where, "differ: %s; first: %r" % (
+                         bad, got[LABELS.index(bad[0])] if bad and LABELS.index(bad[0]) <
+                         len(got) else None) if bad else "")
+            if kind == "asan":
+                T.result(p.returncode not in (86, 87), "no sanitizer finding (%s)" % where,
+                         p.stderr[-600:])
+
+
+def bad_replies(fmt):
+    """(what, message index, a reply, the error expected) for the learned-count evaluation."""
+    def frame(body):
+        return len(body).to_bytes(8, "little") + body
+    if fmt == "bytes":
+        return [("a vector reply of 6 bytes for floats", 8, frame(b"\0" * 6),
+                 "elements of 4 bytes"),
+                ("17 values for at most 16", 6, frame(b"\1\0\0\0" * 17),
+                 "68-byte reply; refused"),
+                ("a bool of 2 (4-byte int)", 5, frame(b"\2\0\0\0"), "out of range"),
+                ("an empty reply", 0, frame(b""), "0-byte reply")]
+    return [("17 values for at most 16", 6, frame(b'{"out": [%s]}' % b",".join([b"1"] * 17)),
+             "1 to 16"),
+            ("a bool of 2", 5, frame(b'{"out": 2}'), "out of range"),
+            ("a string", 0, frame(b'{"out": "x"}'), "must be numbers"),
+            ("a char of 300", 4, frame(b'{"out": 300}'), "out of range")]
+
+
+def test_hostile_replies(bins, work):
+    """Replies the learned count must refuse: the runner fails with a message, no crash."""
+    exe = bins.get("asan") or bins.get("plain")
+    for fmt in FORMATS:
+        for what, at, reply, expect in bad_replies(fmt):
+            replies = [fixture(fmt, i, "reply") for i in range(at)] + [reply, None]
+            base = os.path.join(work, "h_%s_%d" % (fmt, at))
+            got = []
+            t = python_host(base, fmt, replies, got)
+            p = subprocess.run([exe, base, fmt, "--timeout", "3000"], capture_output=True,
+                               text=True, timeout=60, env=client_env("asan"))
+            t.join(10)
+            T.result(p.returncode == 3 and expect in p.stdout and
+                     "%s error" % LABELS[at] in p.stdout,
+                     "refused: %s (%s)" % (what, fmt), (p.stdout + p.stderr)[-400:])
+
+
+def test_fifo_modes(bins, work):
+    """The Bridge framings take the Bridge's FIFOs (0666 less a umask of 022), not ones group
+    or others may write; mlbc's own framing keeps mode 0600."""
+    exe = bins.get("plain")
+    for umask, ok in ((0o022, True), (0o002, False), (0o020, False), (0o000, False)):
+        base = os.path.join(work, "m_%03o" % umask)
+        got = []
+        t = python_host(base, "json", [fixture("json", i, "reply") for i in range(10)], got,
+                        umask)
+        p = subprocess.run([exe, base, "json", "--timeout", "1500"], capture_output=True,
+                           text=True, timeout=60)
+        mode = 0o666 & ~umask
+        if ok:
+            T.result(p.returncode == 0, "FIFOs of mode %04o accepted (Bridge framing)" % mode,
+                     p.stdout[-300:])
+        else:
+            T.result(p.returncode == 2 and "lets other users write" in p.stdout,
+                     "FIFOs of mode %04o refused: others may write (Bridge framing)" % mode,
+                     p.stdout[-300:])
+            # the host blocks in open() until someone opens the other end: release it
+            for end in (".in", ".out"):
+                try:
+                    fd = os.open(base + end, os.O_RDWR | os.O_NONBLOCK)
+                    os.close(fd)
+                except OSError:
+                    pass
+        t.join(5)
+    # the LLVM framing (mlbc's own hosts) still refuses 0644
+    base = os.path.join(work, "m_llvm")
+    old = os.umask(0o022)
+    for end in (".in", ".out"):
+        os.mkfifo(base + end, 0o666)
+    os.umask(old)
+    p = subprocess.run([exe, base, "llvm", "--timeout", "500"], capture_output=True, text=True,
+                       timeout=30)
+    T.result(p.returncode == 2 and "lets other users open it" in p.stdout,
+             "FIFOs of mode 0644 refused in the LLVM framing", p.stdout[-300:])
+
+
+# ---- mlbc_gym as the model side, the Bridge's C++ compiler replayed --------------------------------
+
+def cpp_compiler(base, fmt, report, gap=0.3):
+    """The Bridge's PipeModelRunner as the recording shows it: opens BASE.in to read, then
+    after gap seconds BASE.out to write; sends each recorded request and reads the reply.
+    report: the replies, and whether BASE.in ever reached an end of file (POLLHUP: every
+    writer gone) before the session was over."""
+    deadline = time.monotonic() + 10
+    while not (os.path.exists(base + ".in") and os.path.exists(base + ".out")):
+        if time.monotonic() > deadline:
+            report["error"] = "no FIFOs"
+            return
+        time.sleep(0.01)
+    fd_in = os.open(base + ".in", os.O_RDONLY | os.O_NONBLOCK)
+    poller = select.poll()
+    poller.register(fd_in, select.POLLHUP)
+    # a FIFO never written shows no POLLHUP; one whose every writer has gone does
+    t_end = time.monotonic() + gap
+    hup = False
+    while time.monotonic() < t_end:
+        for _, ev in poller.poll(10):
+            hup |= bool(ev & select.POLLHUP)
+    fd_out = os.open(base + ".out", os.O_WRONLY)
+    os.set_blocking(fd_in, True)
+    replies = []
+    try:
+        for i in range(10):
+            os.write(fd_out, fixture(fmt, i, "request"))
+            replies.append(read_message(fd_in, time.monotonic() + 10))
+    except (OSError, TimeoutError) as e:
+        report["error"] = repr(e)
+    report.update(replies=replies, hup=hup)
+    os.close(fd_out)
+    os.close(fd_in)
+
+
+def test_model_side(work):
+    """mlbc_gym (advice=None) against the recorded Bridge compiler: every reply the Bridge's
+    Python bytes; one session; BASE.in open throughout."""
+    for fmt, (_, framing) in FORMATS.items():
+        base = os.path.join(work, "g_%s" % fmt)
+        answers = bridge_answers(fmt)
+        report = {}
+        t = threading.Thread(target=cpp_compiler, args=(base, fmt, report), daemon=True)
+        t.start()
+        res = mlbc_gym.serve(base, lambda f, c, i: answers[i], framing=framing, advice=None,
+                             sessions=1, open_timeout=10)
+        t.join(15)
+        replies = report.get("replies", [])
+        bad = [LABELS[i] for i in range(10)
+               if i >= len(replies) or replies[i] != fixture(fmt, i, "reply")]
+        T.result(not report.get("error") and not bad,
+                 "mlbc_gym's replies are the Bridge's Python bytes, message by message (%s)"
+                 % fmt, "%s; differ: %s; first: %r" % (
+                     report.get("error"), bad, replies[LABELS.index(bad[0])]
+                     if bad and LABELS.index(bad[0]) < len(replies) else None))
+        T.result(len(res.sessions) == 1 and res.sessions[0].observations == 10 and
+                 not res.sessions[0].error,
+                 "one session of 10 messages although BASE.out opened 0.3 s after BASE.in "
+                 "(%s)" % fmt, repr(res.sessions)[:300])
+        T.result(report.get("hup") is False,
+                 "BASE.in never reached end of file before the compiler opened BASE.out "
+                 "(%s)" % fmt, "the host closed BASE.in: the compiler would read end of file")
+
+
+def test_both_sides(bins, work):
+    """mlbc's runner and mlbc_gym, each as the Bridge has it: the Bridge test's ten messages."""
+    for fmt, (_, framing) in FORMATS.items():
+        base = os.path.join(work, "b_%s" % fmt)
+        answers = bridge_answers(fmt)
+        res = mlbc_gym.serve(base, lambda f, c, i: answers[i], framing=framing, advice=None,
+                             command=[bins["plain"], base, fmt], command_timeout=60)
+        T.result(res.returncode == 0 and len(res.sessions) == 1 and
+                 res.sessions[0].observations == 10,
+                 "mlbc's runner and mlbc_gym, Bridge-typed (%s)" % fmt,
+                 "exit %s, %r" % (res.returncode, res.sessions))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build")
+    args = ap.parse_args()
+    build_dir = os.path.abspath(args.build)
+    bins = build(build_dir)
+    with tempfile.TemporaryDirectory(prefix="mlbc-bridge-") as work:
+        if bins:
+            test_compiler_side(bins, work)
+            test_hostile_replies(bins, work)
+            test_fifo_modes(bins, work)
+            test_both_sides(bins, work)
+        test_model_side(work)
+    return T.close()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
