@@ -1275,7 +1275,7 @@ static int depthwise(const ConvK *c)
 /* A depthwise Conv's zero-padded input plane: its extents (H, W; of one phase when strided
  * along W, split as the products' xp is, so that a tap's row of outputs reads consecutive
  * floats), its phases ph (SH x SW, or 1 x 1) and its floats; 0 when the kernel reads x in
- * place (no padding, unit stride along W, rows of 16 outputs or more). */
+ * place (no padding, unit stride along W, rows of whole vectors of 16 outputs). */
 static int64_t depthwise_plane(const Geom *g, int64_t *xh, int64_t *xw, int64_t *ph)
 {
     Geom3 t = geom3(g);
@@ -1284,16 +1284,58 @@ static int64_t depthwise_plane(const Geom *g, int64_t *xh, int64_t *xw, int64_t 
     ph[1] = split ? t.s[2] : 1;
     *xh = (t.in[1] + t.pb[1] + t.pe[1] + ph[0] - 1) / ph[0];
     *xw = (t.in[2] + t.pb[2] + t.pe[2] + ph[1] - 1) / ph[1];
-    return split || t.pb[1] || t.pe[1] || t.pb[2] || t.pe[2] || t.out[2] < 16
+    return split || t.pb[1] || t.pe[1] || t.pb[2] || t.pe[2] || t.out[2] % 16
                ? ph[0] * ph[1] * *xh * *xw : 0;
 }
 
-/* The sums of a depthwise Conv's row: OW, or with a plane, whole vectors of 16 (the lanes
- * past OW read on into the next row or the plane's slack and are never stored). */
+/* The sums of a depthwise Conv's row: whole vectors of 16 (the lanes past OW read on into
+ * the next row or the plane's slack and are never stored). */
 static int64_t depthwise_accw(const Geom *g)
 {
-    int64_t xh, xw, ph[2], ow = g->out[g->nsp - 1];
-    return depthwise_plane(g, &xh, &xw, ph) ? (ow + 15) / 16 * 16 : ow;
+    return (g->out[g->nsp - 1] + 15) / 16 * 16;
+}
+
+#define DEPTHWISE_CHUNK 4               /* vectors of 16 sums a chunk of a row keeps */
+
+/* Chunk code of a depthwise Conv's row: NB vectors of 16 sums from output C on (a0, a1...,
+ * arrays that gcc -O2 keeps in registers: one array of the row's sums it kept in memory, a
+ * store and a load per tap), the taps in order, then stored. END > 0: chunks from C = 0 to
+ * END, of whole vectors; else one chunk at C = C0, whose last vector may reach past OW: its
+ * outputs stored in runs of 8, 4, 2, 1 (constant trip counts, whole vectors again). */
+static void depthwise_chunk(Buf *b, int nb, int64_t c0, int64_t end, int64_t ow,
+                            const char *tap, const char *bias, int relu)
+{
+    Buf init = {0}, fma = {0}, store = {0};
+    for (int k = 0; k < nb; k++) {
+        buf_printf(&init, "a%d[i] = ", k);
+        buf_printf(&fma, "                        for (i = 0; i < 16; i++)\n"
+                         "                            a%d[i] = fmaf(wv, xr[%si], a%d[i]);\n",
+                   k, k ? strf("%d + ", 16 * k) : "", k);
+    }
+    int64_t whole = end ? nb : (ow - c0) / 16;
+    for (int k = 0; k < whole; k++)
+        buf_printf(&store, "                    ym[oh * %s + c + %si] = %s;\n", lit(ow),
+                   k ? strf("%d + ", 16 * k) : "",
+                   relu ? strf("a%d[i] > 0 ? a%d[i] : 0", k, k) : strf("a%d[i]", k));
+    buf_printf(b, end ? "            for (c = 0; c < %s; c += %d) {\n"
+                      : "            c = %s;\n            {\n", lit(end ? end : c0), 16 * nb);
+    buf_printf(b, "                float a0[16]");
+    for (int k = 1; k < nb; k++)
+        buf_printf(b, ", a%d[16]", k);
+    buf_printf(b, ";\n                for (i = 0; i < 16; i++)\n                    %s%s;\n"
+                  "%s%s                    }\n", init.p, bias, tap, fma.p);
+    if (whole)
+        buf_printf(b, "                for (i = 0; i < 16; i++) {\n%s                }\n", store.p);
+    for (int64_t from = 0, n = 8, left = end ? 0 : ow - c0 - 16 * whole; from < left; n /= 2)
+        if (left - from >= n) {
+            buf_printf(b, "                for (i = %s; i < %s; i++)\n"
+                          "                    ym[oh * %s + c + %s + i] = %s;\n",
+                       lit(from), lit(from + n), lit(ow), lit(16 * whole),
+                       relu ? strf("a%lld[i] > 0 ? a%lld[i] : 0", (long long)whole,
+                                   (long long)whole) : strf("a%lld[i]", (long long)whole));
+            from += n;
+        }
+    buf_puts(b, "            }\n");
 }
 
 /* S in parentheses if it is more than a name */
@@ -1326,7 +1368,7 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
     Geom3 t = geom3(g);
     int64_t xh, xw, ph[2];
     int64_t plane = depthwise_plane(g, &xh, &xw, ph), ow = t.out[2], nm = g->N * g->M;
-    int64_t accw = depthwise_accw(g), ow16 = accw / 16 * 16;
+    int64_t accw = depthwise_accw(g);
     int64_t stride = plane + accw - ow;  /* a plane and its slack, which its rows read on into */
     int split = ph[1] > 1;              /* else the stride along W is 1 */
     const char *h = times("kh", t.d[1]), *w = times("kw", t.d[2]);
@@ -1334,7 +1376,7 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
     /* input plane j / MG of x feeds output plane j */
     const char *in = g->MG == 1 ? "j" : strf("j / %s", lit(g->MG));
     const char *in1 = g->MG == 1 ? "(j + 1)" : strf("(j + 1) / %s", lit(g->MG));
-    Buf params = {0}, src = {0}, blocks = {0}, tail = {0};
+    Buf params = {0}, src = {0};
     buf_printf(&params, "const float *restrict x, const float *restrict w, %sfloat *restrict y%s",
                c->B ? "const float *restrict bias, " : "", plane ? ", float *restrict xp" : "");
     if (split) {
@@ -1364,44 +1406,32 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
         buf_printf(&src, "        const float *restrict xs = x + %s * %s;\n", in,
                    lit(t.in[1] * t.in[2]));
     }
-    /* outputs [0, OW16) in one loop whose trip count is a multiple of 16, which gcc -O2
-     * vectorises, the rest in another (as blocks of 16 and 16 lanes, clang -O2 vectorised
-     * the loop over the blocks instead: gathers, 9.5x slower with -march=native). With a
-     * plane the row is whole vectors: gcc -O2 took a row of 14 two lanes at a time. */
-    if (ow16)
-        buf_printf(&blocks, "                    for (i = 0; i < %s; i++)\n"
-                            "                        acc[i] = fmaf(wv, xr[i], acc[i]);\n",
-                   lit(ow16));
-    if (ow > ow16)
-        buf_printf(&tail, "                    for (i = %s; i < %s; i++)\n"
-                          "                        acc[i] = fmaf(wv, xr[i], acc[i]);\n",
-                   lit(ow16), lit(ow));
-    /* the row stored by loops of 16 outputs a trip and then 8, 4, 2 and 1 at most once: each
-     * of a constant trip count that whole vectors take (gcc -O2 stored a row of 14 in pairs) */
-    Buf stores = {0};
-    for (int64_t from = 0, n = 16; from < ow; n /= 2) {
-        int64_t to = n == 16 ? ow / 16 * 16 : from + (ow - from) / n * n;
-        if (to > from)
-            buf_printf(&stores, "            for (i = %s; i < %s; i++) {\n"
-                                "                const float a = acc[i];\n"
-                                "                ym[oh * %s + i] = %s;\n"
-                                "            }\n", lit(from), lit(to), lit(ow),
-                       c->ep ? "a > 0 ? a : 0" : "a");
-        from = to;
-    }
+    /* chunks of DEPTHWISE_CHUNK vectors, then one of the vectors left (the tap loops inside
+     * a chunk: a loop over blocks inside the taps, clang -O2 vectorised across the blocks
+     * with gathers, 9.5x slower with -march=native) */
+    Buf chunks = {0};
+    const char *tap = strf("                for (kh = 0; kh < %s; kh++)\n"
+                           "                    for (kw = 0; kw < %s; kw++) {\n"
+                           "                        const float wv = wm[kh * %s + kw];\n"
+                           "                        const float *restrict xr = xs + (%s) * %s + %s"
+                           " + c;\n", lit(t.k[1]), lit(t.k[2]), lit(t.k[2]), row,
+                           lit(plane ? xw : t.in[2]), col);
+    const char *bias = c->B ? "bias[m]" : "0";
+    /* a partial last vector goes in the chunk left over, which is then never empty */
+    int64_t nv = accw / 16, full = (ow % 16 ? nv - 1 : nv) / DEPTHWISE_CHUNK;
+    int64_t rest = nv - full * DEPTHWISE_CHUNK, end = full * 16 * DEPTHWISE_CHUNK;
+    if (full)
+        depthwise_chunk(&chunks, DEPTHWISE_CHUNK, 0, end, ow, tap, bias, !!c->ep);
+    if (rest)
+        depthwise_chunk(&chunks, (int)rest, end, 0, ow, tap, bias, !!c->ep);
     /* paths whatever its size: on the build's own target (SSE2 at plain -O2) fmaf is a call */
     const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_depthwise",
         "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct",
                     shape_str(c->X), shape_str(c->Y), (long long)g->G,
                     (long long)numel_dims(g->nsp, g->k), c->ep ? ", the fused Relu" : ""),
-        "PARAMS", params.p, "FIRST", first, "SRC", src.p,
-        "BLOCKS", blocks.p ? blocks.p : "", "TAIL", tail.p ? tail.p : "",
-        "BIAS", c->B ? "bias[m]" : "0", "STORES", stores.p,
-        "NM", lit(nm), "M", lit(g->M),
-        "KHW", lit(t.k[1] * t.k[2]), "OHW", lit(t.out[1] * ow), "OH", lit(t.out[1]), "OW", lit(ow),
-        "KH", lit(t.k[1]), "KW", lit(t.k[2]), "ACCW", lit(accw),
-        "ROW", row, "COL", col,
-        "XW", lit(plane ? xw : t.in[2]), NULL);
+        "PARAMS", params.p, "FIRST", first, "SRC", src.p, "CHUNKS", chunks.p,
+        "NM", lit(nm), "M", lit(g->M), "KHW", lit(t.k[1] * t.k[2]),
+        "OHW", lit(t.out[1] * ow), "OH", lit(t.out[1]), NULL);
     Buf args = {0};
     buf_printf(&args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
     if (c->B)
