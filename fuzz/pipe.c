@@ -1,5 +1,7 @@
 /* pipe.c - fuzz target: the pipe runner's reply parsing (runtime/pipe.c), each framing.
- * Byte 0 picks the framing, byte 1 the advice's type and shape; the rest is what the host
+ * Byte 0 picks the framing (bits 0-1) and, in the Bridge's bitstream and JSON framings,
+ * mlbc_runner_evaluate_bridge (bit 2: the count learned from the reply, at most the advice's
+ * count), byte 1 the advice's type and shape; the rest is what the host
  * sends on BASE.in. The host opens BASE.out for reading before the runner opens it; a host
  * thread waits for the observation (the runner refuses bytes sent before it), writes the
  * reply (max_len keeps it within a pipe's buffer) and closes BASE.in, so a short reply ends
@@ -134,7 +136,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (h.in_w < 0)
             abort();
         start_host(&h);
-        const void *a = mlbc_runner_evaluate(r);
+        int bridge = data[0] >> 2 & 1 && (opt.framing == MLBC_FRAMING_BRIDGE_BITSTREAM ||
+                                          opt.framing == MLBC_FRAMING_BRIDGE_JSON);
+        const void *in[2] = {mlbc_runner_input(r, 0), mlbc_runner_input(r, 1)};
+        int64_t n;
+        const void *a = bridge ? mlbc_runner_evaluate_bridge(r, features, in, 2, advice.type,
+                                                             mlbc_spec_count(&advice), &n)
+                               : mlbc_runner_evaluate(r);
         wait_host();
         if (a)
             mlbc_runner_evaluate(r);    /* surplus bytes, or EOF */

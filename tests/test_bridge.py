@@ -18,7 +18,6 @@ mlbc's side and compared byte for byte.
     python3 tests/test_bridge.py --build build        # ends with "N passed, M failed"
 """
 import argparse
-import ctypes
 import os
 import select
 import subprocess
@@ -34,6 +33,9 @@ sys.path.insert(0, os.path.join(ROOT, "runtime", "python"))
 import mlbc_gym  # noqa: E402
 import mlbctest  # noqa: E402
 
+sys.path.insert(0, os.path.join(HERE, "bridge"))
+from answers import answers as bridge_answers  # noqa: E402
+
 FIXTURES = os.path.join(HERE, "bridge", "fixtures")
 LABELS = ("int", "long", "float", "double", "char", "bool", "vec_int", "vec_long",
           "vec_float", "vec_double")
@@ -45,21 +47,6 @@ def fixture(fmt, i, direction):
     with open(os.path.join(FIXTURES, FORMATS[fmt][0], "%02d_%s.%s.bin" % (
             i + 1, LABELS[i], direction)), "rb") as f:
         return f.read()
-
-
-def bridge_answers(fmt):
-    """What the Bridge's mlbridge-test.py answers, message by message (its returned_data,
-    with its ctypes for 64-bit values)."""
-    r = [12, 1234567891, 4.14, 1.123456789123456789, ord("b"), False, [12, 23, 34],
-         [123456780, 123456781, 123456782], [1.11, 2.22, -3.33, 0],
-         [1.12345678912345670, -1.12345678912345671]]
-    longs = (1234567891, [123456780, 123456781, 123456782]) if fmt == "bytes" \
-        else (12345, [6780, 6781, 6782])
-    r[1] = ctypes.c_long(longs[0])
-    r[3] = ctypes.c_double(1.123456789123456789)
-    r[7] = [ctypes.c_long(v) for v in longs[1]]
-    r[9] = [ctypes.c_double(1.12345678912345670), ctypes.c_double(-1.12345678912345671)]
-    return r
 
 
 def build(build_dir):
@@ -314,6 +301,22 @@ def test_both_sides(bins, work):
                  "exit %s, %r" % (res.returncode, res.sessions))
 
 
+def test_command_line(bins, work):
+    """The same from mlbc_gym's command line: --advice bridge and a policy file."""
+    for fmt, (_, framing) in FORMATS.items():
+        base = os.path.join(work, "cli_%s" % fmt)
+        p = subprocess.run(
+            [sys.executable, "-m", "mlbc_gym", "serve", base, "--framing", framing, "--advice",
+             "bridge", "--policy", os.path.join(HERE, "bridge", "answers.py:%s_policy" % fmt),
+             "--timeout", "60", "--", bins["plain"], base, fmt],
+            capture_output=True, text=True, timeout=90,
+            env=dict(os.environ, PYTHONPATH=os.path.join(ROOT, "runtime", "python")))
+        T.result(p.returncode == 0 and p.stdout.count(" reply ") == 10 and
+                 "10 observations" in p.stderr,
+                 "python3 -m mlbc_gym serve --advice bridge (%s)" % fmt,
+                 (p.stdout + p.stderr)[-400:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -326,6 +329,7 @@ def main():
             test_hostile_replies(bins, work)
             test_fifo_modes(bins, work)
             test_both_sides(bins, work)
+            test_command_line(bins, work)
         test_model_side(work)
     return T.close()
 
