@@ -12,8 +12,8 @@ mlbc's side and compared byte for byte.
     against a replay of the Bridge's C++ compiler, which opens BASE.in, and BASE.out only
     later: its recorded requests sent; mlbc_gym's replies must be the Bridge's Python bytes,
     and BASE.in must never see an end of file during the session.
-  * Both of mlbc's sides together, hostile replies to the learned-count evaluation, and the
-    FIFO modes the Bridge framings accept.
+  * Both of mlbc's sides together, hostile replies to the learned-count evaluation, the
+    FIFO modes the Bridge framings accept, and the Bridge's ONNX test model.
 
     python3 tests/test_bridge.py --build build        # ends with "N passed, M failed"
 """
@@ -317,6 +317,27 @@ def test_command_line(bins, work):
                  (p.stdout + p.stderr)[-400:])
 
 
+def test_onnx_model(build_dir, work):
+    """The Bridge's test/onnx/dummy_model.onnx (torch's export of 2 - obs, obs [1, 100]):
+    compiled by mlbc, on its test's observation ((i - 20) / 100 squared), gives float32's
+    2 - obs bit for bit and the test's action, the argmax: 20."""
+    import numpy as np
+    d = os.path.join(work, "onnx")
+    try:
+        exe = mlbctest.compile_model(os.path.join(build_dir, "mlbc"),
+                                     os.path.join(FIXTURES, "dummy_model.onnx"), d)
+        delta = np.arange(-20, 80, dtype=np.float32) / np.float32(100)   # as its C++ computes
+        obs = (delta * delta).reshape(1, 100)
+        out, = mlbctest.execute(exe, d, [obs], [1], [(1, (1, 100))])
+        want = np.float32(2) - obs
+        T.result(out.tobytes() == want.tobytes() and int(np.argmax(out)) == 20,
+                 "the Bridge's dummy_model.onnx: 2 - obs bit for bit, action 20",
+                 "action %d, %d values differ" % (int(np.argmax(out)),
+                                                  int((out != want).sum())))
+    except mlbctest.Failure as e:
+        T.result(False, "the Bridge's dummy_model.onnx", str(e))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
@@ -331,6 +352,7 @@ def main():
             test_both_sides(bins, work)
             test_command_line(bins, work)
         test_model_side(work)
+        test_onnx_model(build_dir, work)
     return T.close()
 
 
