@@ -11,10 +11,16 @@
  * advice; Step hands in the advice and waits for the next observation or the end.
  * Advice goes through proto.c's checks (proto_advice_unpack), as in the pipe framing.
  * Servers check the token in gRPC's core, on a call's metadata, before its request is read
- * (TokenCredentials); a unix: socket is made 0600 before anyone may connect (SocketFile). */
+ * (TokenCredentials); a unix: socket is made 0600 before anyone may connect (SocketFile).
+ * An ML-Compiler-Bridge application service: the client role over messages built at run
+ * time from the application's descriptor set (BridgeClient). */
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/dynamic_message.h>
 #include <grpc/grpc_security.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -327,7 +333,7 @@ std::chrono::system_clock::time_point deadline_in(int ms)
 }
 
 /* The shared token, if any, as the call's metadata. */
-void add_token(const Client *c, grpc::ClientContext *ctx)
+void add_token(const Impl *c, grpc::ClientContext *ctx)
 {
     if (!c->token.empty())
         ctx->AddMetadata("authorization", "Bearer " + c->token);
@@ -426,7 +432,8 @@ grpc::Status decide(Client *c, mlbc::Advice *reply)
     return c->stub->Evaluate(&ctx, c->obs, reply);
 }
 
-std::shared_ptr<grpc::Channel> client_channel(const mlbc_runner *r, Client *c)
+/* A client's channel: its security, our retries, replies of at most max_receive bytes. */
+std::shared_ptr<grpc::Channel> client_channel(const Impl *c, size_t max_receive)
 {
     grpc::ChannelArguments args;
     /* our retries, not gRPC's: their count and delays are what the options promise */
@@ -434,7 +441,7 @@ std::shared_ptr<grpc::Channel> client_channel(const mlbc_runner *r, Client *c)
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, c->backoff_ms);
     args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, c->backoff_ms);
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, retry_delay_ms(c->backoff_ms, c->retries));
-    args.SetMaxReceiveMessageSize((int)proto_advice_limit(&r->advice));
+    args.SetMaxReceiveMessageSize((int)max_receive);
     std::shared_ptr<grpc::ChannelCredentials> creds = grpc::InsecureChannelCredentials();
     if (!c->ca.empty()) {
         grpc::SslCredentialsOptions so;
@@ -774,8 +781,445 @@ mlbc_runner *make_runner(const char *address, const mlbc_tensor_spec *features, 
                           errlen);
     } else if (ok) {
         Client *c = static_cast<Client *>(p);
-        c->stub = mlbc::Inference::NewStub(client_channel(r, c));
+        c->stub = mlbc::Inference::NewStub(client_channel(c, proto_advice_limit(advice)));
     }
+    if (!ok) {
+        mlbc_runner_free(r);
+        return NULL;
+    }
+    return r;
+}
+
+/* ---- an ML-Compiler-Bridge application service (client role) ------------------------------- */
+
+/* The Bridge's gRPC runners are built on stubs protoc generates from each application's
+ * .proto: a unary method whose request has the features as fields and whose reply has the
+ * advice. Here the service comes as a FileDescriptorSet (protoc --descriptor_set_out
+ * --include_imports), its messages built at run time (DynamicMessage), the method called
+ * with the generic stub. */
+namespace pb = google::protobuf;
+
+/* One value between a tensor and a message field. */
+struct Num {
+    bool real = false;          /* d holds it; else i (or u when big) */
+    double d = 0;
+    int64_t i = 0;
+    uint64_t u = 0;
+    bool big = false;           /* a uint64 above INT64_MAX */
+};
+
+Num tensor_num(int type, const void *data, int64_t k)
+{
+    const unsigned char *p = static_cast<const unsigned char *>(data);
+    Num n;
+    switch (type) {
+    case MLBC_FLOAT: { float f; memcpy(&f, p + 4 * k, 4); n.real = true; n.d = f; break; }
+    case MLBC_DOUBLE: memcpy(&n.d, p + 8 * k, 8); n.real = true; break;
+    case MLBC_INT8: n.i = (int8_t)p[k]; break;
+    case MLBC_UINT8: case MLBC_BOOL: n.i = p[k]; break;
+    case MLBC_INT16: { int16_t v; memcpy(&v, p + 2 * k, 2); n.i = v; break; }
+    case MLBC_UINT16: { uint16_t v; memcpy(&v, p + 2 * k, 2); n.i = v; break; }
+    case MLBC_INT32: { int32_t v; memcpy(&v, p + 4 * k, 4); n.i = v; break; }
+    case MLBC_UINT32: { uint32_t v; memcpy(&v, p + 4 * k, 4); n.i = v; break; }
+    case MLBC_INT64: memcpy(&n.i, p + 8 * k, 8); break;
+    default: memcpy(&n.u, p + 8 * k, 8); n.big = n.u > (uint64_t)INT64_MAX; n.i = (int64_t)n.u;
+    }
+    return n;
+}
+
+bool is_real(pb::FieldDescriptor::CppType t)
+{
+    return t == pb::FieldDescriptor::CPPTYPE_FLOAT || t == pb::FieldDescriptor::CPPTYPE_DOUBLE;
+}
+
+bool is_number(pb::FieldDescriptor::CppType t)
+{
+    return t != pb::FieldDescriptor::CPPTYPE_STRING && t != pb::FieldDescriptor::CPPTYPE_MESSAGE &&
+           t != pb::FieldDescriptor::CPPTYPE_ENUM;
+}
+
+/* Whether integer n fits integer range [lo, hi] (hi of uint64: any non-negative). */
+bool fits(const Num &n, int64_t lo, uint64_t hi)
+{
+    if (n.big)
+        return hi == UINT64_MAX;
+    return n.i >= lo && (n.i < 0 || (uint64_t)n.i <= hi);
+}
+
+/* Element k of field f of m as a Num (repeated: element k; else the value). */
+Num field_num(const pb::Message &m, const pb::FieldDescriptor *f, int k)
+{
+    const pb::Reflection *r = m.GetReflection();
+    bool rep = f->is_repeated();
+    Num n;
+    switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_INT32:
+        n.i = rep ? r->GetRepeatedInt32(m, f, k) : r->GetInt32(m, f); break;
+    case pb::FieldDescriptor::CPPTYPE_INT64:
+        n.i = rep ? r->GetRepeatedInt64(m, f, k) : r->GetInt64(m, f); break;
+    case pb::FieldDescriptor::CPPTYPE_UINT32:
+        n.i = rep ? r->GetRepeatedUInt32(m, f, k) : r->GetUInt32(m, f); break;
+    case pb::FieldDescriptor::CPPTYPE_UINT64:
+        n.u = rep ? r->GetRepeatedUInt64(m, f, k) : r->GetUInt64(m, f);
+        n.big = n.u > (uint64_t)INT64_MAX;
+        n.i = (int64_t)n.u;
+        break;
+    case pb::FieldDescriptor::CPPTYPE_BOOL:
+        n.i = rep ? r->GetRepeatedBool(m, f, k) : r->GetBool(m, f); break;
+    case pb::FieldDescriptor::CPPTYPE_FLOAT:
+        n.real = true;
+        n.d = rep ? r->GetRepeatedFloat(m, f, k) : r->GetFloat(m, f);
+        break;
+    default:
+        n.real = true;
+        n.d = rep ? r->GetRepeatedDouble(m, f, k) : r->GetDouble(m, f);
+    }
+    return n;
+}
+
+/* n into field f of m (added when repeated): false when it does not fit the field. */
+bool set_field(pb::Message *m, const pb::FieldDescriptor *f, const Num &n)
+{
+    const pb::Reflection *r = m->GetReflection();
+    bool rep = f->is_repeated();
+    switch (f->cpp_type()) {
+    case pb::FieldDescriptor::CPPTYPE_FLOAT:
+        rep ? r->AddFloat(m, f, n.real ? (float)n.d : n.big ? (float)n.u : (float)n.i)
+            : r->SetFloat(m, f, n.real ? (float)n.d : n.big ? (float)n.u : (float)n.i);
+        return true;
+    case pb::FieldDescriptor::CPPTYPE_DOUBLE:
+        rep ? r->AddDouble(m, f, n.real ? n.d : n.big ? (double)n.u : (double)n.i)
+            : r->SetDouble(m, f, n.real ? n.d : n.big ? (double)n.u : (double)n.i);
+        return true;
+    case pb::FieldDescriptor::CPPTYPE_INT32:
+        if (!fits(n, INT32_MIN, INT32_MAX))
+            return false;
+        rep ? r->AddInt32(m, f, (int32_t)n.i) : r->SetInt32(m, f, (int32_t)n.i);
+        return true;
+    case pb::FieldDescriptor::CPPTYPE_INT64:
+        if (!fits(n, INT64_MIN, INT64_MAX))
+            return false;
+        rep ? r->AddInt64(m, f, n.i) : r->SetInt64(m, f, n.i);
+        return true;
+    case pb::FieldDescriptor::CPPTYPE_UINT32:
+        if (!fits(n, 0, UINT32_MAX))
+            return false;
+        rep ? r->AddUInt32(m, f, (uint32_t)n.i) : r->SetUInt32(m, f, (uint32_t)n.i);
+        return true;
+    case pb::FieldDescriptor::CPPTYPE_UINT64:
+        if (!fits(n, 0, UINT64_MAX))
+            return false;
+        rep ? r->AddUInt64(m, f, n.big ? n.u : (uint64_t)n.i)
+            : r->SetUInt64(m, f, n.big ? n.u : (uint64_t)n.i);
+        return true;
+    default:                        /* bool */
+        if (!fits(n, 0, 1))
+            return false;
+        rep ? r->AddBool(m, f, n.i != 0) : r->SetBool(m, f, n.i != 0);
+        return true;
+    }
+}
+
+/* n as element k of the advice (type t): false when it does not fit. */
+bool set_advice_num(void *out, int t, int64_t k, const Num &n)
+{
+    unsigned char *p = static_cast<unsigned char *>(out);
+    if (t == MLBC_FLOAT || t == MLBC_DOUBLE) {
+        double d = n.real ? n.d : n.big ? (double)n.u : (double)n.i;
+        if (t == MLBC_FLOAT) {
+            float f = (float)d;
+            memcpy(p + 4 * k, &f, 4);
+        } else {
+            memcpy(p + 8 * k, &d, 8);
+        }
+        return true;
+    }
+    static const struct { int type; int64_t lo; uint64_t hi; } range[] = {
+        {MLBC_INT8, INT8_MIN, INT8_MAX}, {MLBC_UINT8, 0, UINT8_MAX}, {MLBC_BOOL, 0, 1},
+        {MLBC_INT16, INT16_MIN, INT16_MAX}, {MLBC_UINT16, 0, UINT16_MAX},
+        {MLBC_INT32, INT32_MIN, INT32_MAX}, {MLBC_UINT32, 0, UINT32_MAX},
+        {MLBC_INT64, INT64_MIN, INT64_MAX}, {MLBC_UINT64, 0, UINT64_MAX}};
+    for (const auto &g : range)
+        if (g.type == t) {
+            if (n.real || !fits(n, g.lo, g.hi))
+                return false;
+            uint64_t bits = n.big ? n.u : (uint64_t)n.i;
+            size_t es = mlbc_type_size(t);
+            if (es == 1) {
+                p[k] = (unsigned char)bits;
+            } else if (es == 2) {
+                uint16_t v = (uint16_t)bits;
+                memcpy(p + 2 * k, &v, 2);
+            } else if (es == 4) {
+                uint32_t v = (uint32_t)bits;
+                memcpy(p + 4 * k, &v, 4);
+            } else {
+                memcpy(p + 8 * k, &bits, 8);
+            }
+            return true;
+        }
+    return false;
+}
+
+struct BridgeClient : Impl {
+    pb::DescriptorPool pool;
+    std::vector<std::string> files;                 /* the set's, in its order */
+    pb::DynamicMessageFactory factory{&pool};
+    std::string path;                               /* "/package.Service/method" */
+    std::unique_ptr<pb::Message> request, reply;
+    std::vector<const pb::FieldDescriptor *> field; /* per feature */
+    const pb::FieldDescriptor *advice_field = nullptr;
+    std::unique_ptr<grpc::GenericStub> stub;
+    grpc::CompletionQueue cq;
+    size_t max_reply = 0;
+    ~BridgeClient() override
+    {
+        cq.Shutdown();
+        void *tag;
+        bool ok;
+        while (cq.Next(&tag, &ok)) {
+        }
+    }
+};
+
+/* The descriptor set's files into c's pool; false with a message naming the file. */
+bool load_descriptors(BridgeClient *c, const char *path, char *err, size_t errlen)
+{
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    pb::FileDescriptorSet set;
+    if (!in || !set.ParseFromString(ss.str()) || set.file_size() == 0) {
+        set_err(err, errlen, "grpc: %s is not a FileDescriptorSet (make one with protoc "
+                "--descriptor_set_out=FILE --include_imports APP.proto)", path);
+        return false;
+    }
+    for (const pb::FileDescriptorProto &f : set.file()) {
+        if (!c->pool.BuildFile(f)) {
+            set_err(err, errlen, "grpc: %s: file %s of the set does not build (a missing "
+                    "import? use --include_imports)", path, f.name().c_str());
+            return false;
+        }
+        c->files.push_back(f.name());
+    }
+    return true;
+}
+
+/* The method: "Service/method" or "package.Service/method", or NULL: the first method of the
+ * set's first service. Unary only, as the Bridge's runners call it. */
+const pb::MethodDescriptor *find_method(const BridgeClient *c, const char *path,
+                                        const char *method, char *err, size_t errlen)
+{
+    const pb::MethodDescriptor *m = nullptr;
+    for (size_t i = c->files.size(); i-- > 0 && !m;) {      /* the named file comes last */
+        const pb::FileDescriptor *f = c->pool.FindFileByName(c->files[i]);
+        for (int s = 0; f && s < f->service_count() && !m; s++) {
+            const pb::ServiceDescriptor *sv = f->service(s);
+            for (int k = 0; k < sv->method_count() && !m; k++) {
+                std::string full = sv->full_name() + "/" + sv->method(k)->name();
+                std::string shrt = sv->name() + "/" + sv->method(k)->name();
+                if (!method || full == method || shrt == method)
+                    m = sv->method(k);
+            }
+        }
+    }
+    if (!m)
+        set_err(err, errlen, "grpc: %s has no %s%s", path, method ? "method " : "service",
+                method ? method : "");
+    else if (m->client_streaming() || m->server_streaming()) {
+        set_err(err, errlen, "grpc: %s is a streaming method; the Bridge's runners call a "
+                "unary one", m->full_name().c_str());
+        m = nullptr;
+    }
+    return m;
+}
+
+/* Features to request fields by name, the advice from the reply's first field: false with
+ * a message naming what does not fit. */
+bool bind_fields(BridgeClient *c, const mlbc_runner *r, const pb::MethodDescriptor *m,
+                 char *err, size_t errlen)
+{
+    const pb::Descriptor *rq = m->input_type(), *rp = m->output_type();
+    for (int i = 0; i < r->ninputs; i++) {
+        const mlbc_tensor_spec &s = r->specs[i];
+        const pb::FieldDescriptor *f = rq->FindFieldByName(s.name);
+        bool real = s.type == MLBC_FLOAT || s.type == MLBC_DOUBLE;
+        const char *why = !f ? "no field of that name"
+            : !is_number(f->cpp_type()) ? "the field is not a number or a bool"
+            : real && !is_real(f->cpp_type()) ? "a float feature for an integer field"
+            : !f->is_repeated() && mlbc_spec_count(&s) != 1 ? "several values for a singular "
+                                                               "field" : nullptr;
+        if (why) {
+            set_err(err, errlen, "grpc: feature '%s' does not fit %s: %s", s.name,
+                    rq->full_name().c_str(), why);
+            return false;
+        }
+        c->field.push_back(f);
+    }
+    bool real = r->advice.type == MLBC_FLOAT || r->advice.type == MLBC_DOUBLE;
+    const pb::FieldDescriptor *f = rp->field_count() ? rp->field(0) : nullptr;
+    const char *why = !f ? "it has no field"
+        : !is_number(f->cpp_type()) ? "its first field is not a number or a bool"
+        : !real && is_real(f->cpp_type()) ? "a real field for integer advice"
+        : !f->is_repeated() && mlbc_spec_count(&r->advice) != 1 ? "a singular field for "
+                                                                  "advice of several values"
+        : nullptr;
+    if (why) {
+        set_err(err, errlen, "grpc: the advice does not fit %s: %s", rp->full_name().c_str(),
+                why);
+        return false;
+    }
+    c->advice_field = f;
+    c->path = "/" + m->service()->full_name() + "/" + m->name();
+    c->request.reset(c->factory.GetPrototype(rq)->New());
+    c->reply.reset(c->factory.GetPrototype(rp)->New());
+    c->max_reply = 64 + (size_t)mlbc_spec_count(&r->advice) * 11;    /* varints: 10 + tag */
+    return true;
+}
+
+/* The request from the inputs; false (the runner failed) when a value does not fit. */
+bool fill_request(mlbc_runner *r, BridgeClient *c)
+{
+    c->request->Clear();
+    for (int i = 0; i < r->ninputs; i++)
+        for (int64_t k = 0, n = mlbc_spec_count(&r->specs[i]); k < n; k++)
+            if (!set_field(c->request.get(), c->field[i],
+                           tensor_num(r->specs[i].type, r->inputs[i], k))) {
+                runner_fail(r, "grpc %s: feature '%s' value %lld does not fit field %s",
+                            c->address.c_str(), r->specs[i].name, (long long)k,
+                            c->field[i]->full_name().c_str());
+                return false;
+            }
+    return true;
+}
+
+/* One call: OK with the reply's bytes in out, or the status. */
+grpc::Status bridge_call(BridgeClient *c, const grpc::ByteBuffer &req, grpc::ByteBuffer *out)
+{
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline_in(c->timeout_ms));
+    add_token(c, &ctx);
+    grpc::Status st;
+    auto call = c->stub->PrepareUnaryCall(&ctx, c->path, req, &c->cq);
+    call->StartCall();
+    call->Finish(out, &st, c);
+    void *tag;
+    bool ok;
+    if (c->cq.AsyncNext(&tag, &ok, deadline_in(c->timeout_ms + kShutdownMs)) !=
+        grpc::CompletionQueue::GOT_EVENT) {
+        ctx.TryCancel();
+        c->cq.Next(&tag, &ok);
+        return grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, "Deadline Exceeded");
+    }
+    return st;
+}
+
+/* The reply's first field into the advice buffer: 0, or -1 with a message. */
+int take_reply(const mlbc_runner *r, BridgeClient *c, const grpc::ByteBuffer &buf, char *err,
+               size_t errlen)
+{
+    std::vector<grpc::Slice> slices;
+    std::string bytes;
+    if (!buf.Dump(&slices).ok()) {
+        set_err(err, errlen, "unreadable reply");
+        return -1;
+    }
+    for (const grpc::Slice &s : slices)
+        bytes.append(reinterpret_cast<const char *>(s.begin()), s.size());
+    c->reply->Clear();
+    if (!c->reply->ParseFromString(bytes)) {
+        set_err(err, errlen, "the reply is not a %s", c->reply->GetTypeName().c_str());
+        return -1;
+    }
+    const pb::FieldDescriptor *f = c->advice_field;
+    int64_t n = f->is_repeated() ? c->reply->GetReflection()->FieldSize(*c->reply, f) : 1;
+    if (n != mlbc_spec_count(&r->advice)) {
+        set_err(err, errlen, "%s has %lld value(s), the advice %lld", f->full_name().c_str(),
+                (long long)n, (long long)mlbc_spec_count(&r->advice));
+        return -1;
+    }
+    for (int64_t k = 0; k < n; k++)
+        if (!set_advice_num(&c->advice[0], r->advice.type, k, field_num(*c->reply, f, (int)k))) {
+            set_err(err, errlen, "%s value %lld does not fit the advice's type",
+                    f->full_name().c_str(), (long long)k);
+            return -1;
+        }
+    return 0;
+}
+
+const void *bridge_evaluate(mlbc_runner *r)
+{
+    BridgeClient *c = static_cast<BridgeClient *>(r->impl);
+    if (!fill_request(r, c))
+        return NULL;
+    std::string msg;
+    c->request->SerializeToString(&msg);
+    grpc::Slice slice(msg);
+    grpc::ByteBuffer req(&slice, 1);
+    for (int attempt = 0;; attempt++) {
+        grpc::ByteBuffer out;
+        grpc::Status st = bridge_call(c, req, &out);
+        if (st.ok()) {
+            char err[200];
+            if (take_reply(r, c, out, err, sizeof err) == 0)
+                return c->advice.data();
+            runner_fail(r, "grpc %s: bad reply to %s: %s", c->address.c_str(), c->path.c_str(),
+                        err);
+            return NULL;
+        }
+        if (st.error_code() != grpc::StatusCode::UNAVAILABLE || attempt >= c->retries) {
+            runner_fail(r, "grpc %s: %s failed (%d attempt(s), %d ms deadline each): %s",
+                        c->address.c_str(), c->path.c_str(), attempt + 1, c->timeout_ms,
+                        status_text(st).c_str());
+            return NULL;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(retry_delay_ms(c->backoff_ms,
+                                                                             attempt)));
+    }
+}
+
+const void *evaluate_bridge_service(mlbc_runner *r)
+{
+    try {
+        return bridge_evaluate(r);
+    } catch (const std::exception &e) {
+        runner_fail(r, "grpc: %s", e.what());
+    }
+    return NULL;
+}
+
+const runner_ops bridge_ops = {evaluate_bridge_service, NULL, destroy, NULL};
+
+mlbc_runner *make_bridge_runner(const char *address, const char *descriptors,
+                                const char *method, const mlbc_tensor_spec *features, int n,
+                                const mlbc_tensor_spec *advice, const mlbc_grpc_options &o,
+                                char *err, size_t errlen)
+{
+    if (o.role != MLBC_GRPC_CLIENT) {
+        set_err(err, errlen, "grpc: a Bridge application service is called in the client "
+                "role only");
+        return NULL;
+    }
+    mlbc_runner *r = runner_new(&bridge_ops, features, n, advice, err, errlen);
+    if (!r)
+        return NULL;
+    BridgeClient *c = new BridgeClient;
+    r->impl = c;
+    memset(r->bound, 1, (size_t)r->ninputs);
+    c->advice.resize(mlbc_spec_bytes(advice) + 1);
+    const pb::MethodDescriptor *m = nullptr;
+    bool ok = configure(c, address, o, err, errlen) && descriptors &&
+              load_descriptors(c, descriptors, err, errlen) &&
+              (m = find_method(c, descriptors, method, err, errlen)) &&
+              bind_fields(c, r, m, err, errlen);
+    if (ok && !descriptors)
+        set_err(err, errlen, "grpc: no descriptor set");
+    if (ok && runner_own_unbound(r)) {
+        set_err(err, errlen, "grpc: out of memory");
+        ok = false;
+    }
+    if (ok)
+        c->stub.reset(new grpc::GenericStub(client_channel(c, c->max_reply)));
     if (!ok) {
         mlbc_runner_free(r);
         return NULL;
@@ -1106,21 +1550,41 @@ extern "C" void mlbc_grpc_model_server_free(mlbc_grpc_model_server *s)
     delete reinterpret_cast<ModelServer *>(s);
 }
 
+/* make()'s runner; an exception becomes a message in err */
+template <class F> mlbc_runner *guarded(char *err, size_t errlen, F make)
+{
+    try {
+        return make();
+    } catch (const std::exception &e) {
+        set_err(err, errlen, "grpc: %s", e.what());
+    }
+    return NULL;
+}
+
 extern "C" mlbc_runner *mlbc_runner_grpc(const char *address,
                                          const mlbc_tensor_spec *features, int nfeatures,
                                          const mlbc_tensor_spec *advice,
                                          const mlbc_grpc_options *opt, char *err,
                                          size_t errlen)
 {
-    mlbc_grpc_options o = {};
-    if (opt)
-        o = *opt;
-    try {
+    mlbc_grpc_options o = opt ? *opt : mlbc_grpc_options{};
+    return guarded(err, errlen, [&] {
         return make_runner(address, features, nfeatures, advice, o, err, errlen);
-    } catch (const std::exception &e) {
-        set_err(err, errlen, "grpc: %s", e.what());
-    }
-    return NULL;
+    });
+}
+
+extern "C" mlbc_runner *mlbc_runner_grpc_bridge(const char *address, const char *descriptors,
+                                                const char *method,
+                                                const mlbc_tensor_spec *features,
+                                                int nfeatures, const mlbc_tensor_spec *advice,
+                                                const mlbc_grpc_options *opt, char *err,
+                                                size_t errlen)
+{
+    mlbc_grpc_options o = opt ? *opt : mlbc_grpc_options{};
+    return guarded(err, errlen, [&] {
+        return make_bridge_runner(address, descriptors, method, features, nfeatures, advice,
+                                  o, err, errlen);
+    });
 }
 
 extern "C" int mlbc_grpc_check(const char *address, const mlbc_grpc_options *opt, char *err,

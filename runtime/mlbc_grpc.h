@@ -78,6 +78,22 @@ mlbc_runner *mlbc_runner_grpc(const char *address, const mlbc_tensor_spec *featu
                               int nfeatures, const mlbc_tensor_spec *advice,
                               const mlbc_grpc_options *opt, char *err, size_t errlen);
 
+/* A client of an ML-Compiler-Bridge application service (the Bridge's gRPC runners call
+ * stubs that protoc generates from each application's .proto). descriptors: a
+ * FileDescriptorSet of that .proto (protoc --descriptor_set_out=FILE --include_imports
+ * APP.proto); method: "Service/method" or "package.Service/method", or NULL for the first
+ * method of the last file's first service; unary. Each evaluate calls it with a request
+ * that holds each feature in the field of its name (a singular field takes a feature of one
+ * value, a repeated field all its values; integers range-checked, a float feature only in
+ * a float or double field) and takes the reply's first field as the advice (exactly as many
+ * values as the advice has; converted to its type, integers range-checked). opt as for
+ * mlbc_runner_grpc, client role only: deadlines, retries, TLS, the token. NULL with a
+ * message in err when the set, the method or the binding does not fit. */
+mlbc_runner *mlbc_runner_grpc_bridge(const char *address, const char *descriptors,
+                                     const char *method, const mlbc_tensor_spec *features,
+                                     int nfeatures, const mlbc_tensor_spec *advice,
+                                     const mlbc_grpc_options *opt, char *err, size_t errlen);
+
 /* 0 if opt (may be NULL) and address are fit for a runner or server (the address, the
  * token or its file, the PEM files: what mlbc_runner_grpc checks before it connects or
  * binds), else -1 with a message in err: a tool can refuse bad options at its start. */

@@ -317,6 +317,129 @@ def test_command_line(bins, work):
                  (p.stdout + p.stderr)[-400:])
 
 
+# ---- gRPC: mlbc's runner as the Bridge test's client, its Python servers replayed ---------------
+
+# The Bridge test's services, from the recording's facts: per datatype its number, the
+# request's and the reply's field type, and whether they are repeated (char, 5, untested).
+GRPC_TYPES = ((1, "int", "int32", ""), (2, "long", "int64", ""), (3, "float", "float", ""),
+              (4, "double", "double", ""), (6, "bool", "bool", ""),
+              (7, "vec_int", "int32", "repeated "), (8, "vec_long", "int64", "repeated "),
+              (9, "vec_float", "float", "repeated "), (10, "vec_double", "double", "repeated "))
+
+
+def descriptor_sets(work):
+    """Each service as a .proto written here from the recorded facts, and its descriptor set
+    (protoc --descriptor_set_out), in WORK/desc; the folder, or None with why."""
+    d = os.path.join(work, "desc")
+    os.makedirs(d, exist_ok=True)
+    for _, label, t, rep in GRPC_TYPES:
+        proto = os.path.join(d, "MLBridgeTest_%s.proto" % label)
+        with open(proto, "w") as f:
+            f.write('syntax = "proto3";\npackage MLBridgeTestgRPC_%s;\n'
+                    "service MLBridgeTestService {\n"
+                    "  rpc getAdvice(Request) returns (Reply) {}\n}\n"
+                    "message Request { %s%s request_%s = 1; }\n"
+                    "message Reply { %s%s action = 1; }\n" % (label, rep, t, label, rep, t))
+        p = subprocess.run(["protoc", "-I", d, "--include_imports", "--descriptor_set_out=" +
+                            os.path.join(d, "MLBridgeTest_%s.desc" % label), proto],
+                           capture_output=True, text=True)
+        if p.returncode:
+            return None, p.stderr[-300:]
+    return d, ""
+
+
+def replay_servers(got):
+    """The Bridge's Python servers replayed: datatype i on BASE + i answers getAdvice with
+    its recorded reply bytes and keeps the request's bytes in got[label]. (servers, BASE)."""
+    import grpc
+    from concurrent import futures
+    for attempt in range(20):
+        base = 20000 + (os.getpid() * 7919 + attempt * 104729) % 40000
+        servers = []
+        try:
+            for number, label, _, _ in GRPC_TYPES:
+                def answer(request, context, label=label, number=number):
+                    got[label] = request
+                    with open(os.path.join(FIXTURES, "grpc", "%02d_%s.reply.pb" % (
+                            number, label)), "rb") as f:
+                        return f.read()
+                srv = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+                srv.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+                    "MLBridgeTestgRPC_%s.MLBridgeTestService" % label,
+                    {"getAdvice": grpc.unary_unary_rpc_method_handler(answer)}),))
+                if srv.add_insecure_port("127.0.0.1:%d" % (base + number)) != base + number:
+                    raise OSError("port taken")
+                srv.start()
+                servers.append(srv)
+            return servers, base
+        except (OSError, RuntimeError):
+            for srv in servers:
+                srv.stop(None)
+    raise RuntimeError("no free ports")
+
+
+def build_grpc_client(build_dir):
+    out = os.path.join(build_dir, "test_bridge", "bridge_grpc_client")
+    libs = subprocess.run(["pkg-config", "--libs", "grpc++", "protobuf"], capture_output=True,
+                          text=True).stdout.split()
+    p = subprocess.run(["cc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror",
+                        "-D_GNU_SOURCE", "-I" + os.path.join(ROOT, "runtime"), "-o", out,
+                        os.path.join(HERE, "bridge", "bridge_grpc_client.c"),
+                        os.path.join(build_dir, "libmlbc_grpc.a"),
+                        os.path.join(build_dir, "libmlbc_rt.a")] + libs + ["-lstdc++"] +
+                       mlbctest.RT_LIBS, capture_output=True, text=True)
+    T.result(p.returncode == 0, "build bridge_grpc_client", (p.stderr or p.stdout)[-600:])
+    return out if p.returncode == 0 else None
+
+
+def test_grpc_client(build_dir, work):
+    """mlbc_runner_grpc_bridge against the recorded Bridge servers: its requests are the
+    Bridge's C++ client's bytes, its replies read as the Bridge's test expects."""
+    exe = build_grpc_client(build_dir)
+    desc, why = descriptor_sets(work)
+    T.result(desc is not None, "descriptor sets of the Bridge test's services (protoc)", why)
+    if not exe or not desc:
+        return
+    got = {}
+    servers, base = replay_servers(got)
+    try:
+        p = subprocess.run([exe, "127.0.0.1", str(base), desc], capture_output=True,
+                           text=True, timeout=120)
+    finally:
+        for srv in servers:
+            srv.stop(None)
+    T.result(p.returncode == 0 and p.stdout.count(" reply ") == len(GRPC_TYPES),
+             "mlbc's runner as the Bridge test's gRPC client, its servers replayed: 9 replies "
+             "as the Bridge's test expects", (p.stdout + p.stderr)[-600:])
+    bad = []
+    for number, label, _, _ in GRPC_TYPES:
+        with open(os.path.join(FIXTURES, "grpc", "%02d_%s.request.pb" % (number, label)),
+                  "rb") as f:
+            if got.get(label) != f.read():
+                bad.append(label)
+    T.result(not bad, "mlbc's gRPC requests are the Bridge's C++ bytes, service by service",
+             "differ: %s" % bad)
+    # misfits: (case, exit status, what the message says)
+    for case, rc, says in (("no-set", 2, "is not a FileDescriptorSet"),
+                           ("not-a-set", 2, "is not a FileDescriptorSet"),
+                           ("no-method", 2, "has no method"),
+                           ("no-field", 2, "no field of that name"),
+                           ("float-feature-int-field", 2, "a float feature for an integer"),
+                           ("real-field-int-advice", 2, "a real field for integer advice"),
+                           ("out-of-range", 3, "does not fit field"),
+                           ("count", 3, "has 4 value(s), the advice 3"),
+                           ("reply-out-of-range", 3, "does not fit the advice")):
+        servers, base = replay_servers({})
+        try:
+            p = subprocess.run([exe, "127.0.0.1", str(base), desc, "--case", case],
+                               capture_output=True, text=True, timeout=60)
+        finally:
+            for srv in servers:
+                srv.stop(None)
+        T.result(p.returncode == rc and says in p.stdout, "refused: %s" % case,
+                 "exit %d: %s" % (p.returncode, (p.stdout + p.stderr)[-300:]))
+
+
 def test_onnx_model(build_dir, work):
     """The Bridge's test/onnx/dummy_model.onnx (torch's export of 2 - obs, obs [1, 100]):
     compiled by mlbc, on its test's observation ((i - 20) / 100 squared), gives float32's
@@ -353,6 +476,7 @@ def main():
             test_command_line(bins, work)
         test_model_side(work)
         test_onnx_model(build_dir, work)
+        test_grpc_client(build_dir, work)
     return T.close()
 
 
