@@ -440,6 +440,77 @@ def test_grpc_client(build_dir, work):
                  "exit %d: %s" % (p.returncode, (p.stdout + p.stderr)[-300:]))
 
 
+def test_grpc_model_side(work):
+    """mlbc_gym.serve_bridge against the recorded Bridge C++ client: each recorded request
+    sent as it was, the reply's bytes the Bridge's Python server's."""
+    import grpc
+    desc, why = descriptor_sets(work)
+    if not desc:
+        return T.result(False, "descriptor sets for serve_bridge", why)
+    answers = {1: 12, 2: 1234567891, 3: 4.14, 4: 1.123456789123456789, 6: False,
+               7: [12, 23, 34], 8: [123456780, 123456781, 123456782], 9: [1.11, 2.22, -3.33, 0],
+               10: [1.12345678912345670, -1.12345678912345671]}     # its grpc returned_data
+    bad = []
+    for number, label, _, _ in GRPC_TYPES:
+        def read(direction):
+            with open(os.path.join(FIXTURES, "grpc", "%02d_%s.%s.pb" % (
+                    number, label, direction)), "rb") as f:
+                return f.read()
+        seen = []
+        with mlbc_gym.serve_bridge(lambda f, c, i: seen.append(f) or answers[number],
+                                   os.path.join(desc, "MLBridgeTest_%s.desc" % label)) as srv:
+            with grpc.insecure_channel("127.0.0.1:%d" % srv.port) as ch:
+                call = ch.unary_unary("/MLBridgeTestgRPC_%s.MLBridgeTestService/getAdvice"
+                                      % label)
+                try:
+                    reply = call(read("request"), timeout=10)
+                except grpc.RpcError as e:
+                    reply = e
+        if reply != read("reply"):
+            bad.append("%s: %r (features %r)" % (label, reply, seen))
+    T.result(not bad, "mlbc_gym.serve_bridge's replies are the Bridge's Python bytes, service "
+             "by service (9)", "; ".join(bad)[:600])
+
+
+def test_grpc_both_sides(build_dir, work):
+    """mlbc's client and mlbc_gym's server, each as the Bridge has it, with a token: the
+    Bridge test's nine services answered; without the token, refused."""
+    exe = os.path.join(build_dir, "test_bridge", "bridge_grpc_client")
+    desc = os.path.join(work, "desc")
+    answers = {1: 12, 2: 1234567891, 3: 4.14, 4: 1.123456789123456789, 6: False,
+               7: [12, 23, 34], 8: [123456780, 123456781, 123456782], 9: [1.11, 2.22, -3.33, 0],
+               10: [1.12345678912345670, -1.12345678912345671]}
+    if not os.path.exists(exe) or not os.path.isdir(desc):
+        return T.result(False, "mlbc's gRPC client and mlbc_gym.serve_bridge", "not built")
+    for attempt in range(20):
+        base = 20000 + (os.getpid() * 31 + attempt * 7877) % 40000
+        servers = []
+        try:
+            for number, label, _, _ in GRPC_TYPES:
+                servers.append(mlbc_gym.serve_bridge(
+                    lambda f, c, i, n=number: answers[n],
+                    os.path.join(desc, "MLBridgeTest_%s.desc" % label),
+                    "127.0.0.1:%d" % (base + number), token="s3cret"))
+            break
+        except mlbc_gym.HostError:
+            for srv in servers:
+                srv.stop()
+    try:
+        runs = [subprocess.run([exe, "127.0.0.1", str(base), desc] + (["int"] if not t else []),
+                               capture_output=True, text=True, timeout=120,
+                               env=dict(os.environ, **({"BRIDGE_TOKEN": t} if t else {})))
+                for t in ("s3cret", None)]
+    finally:
+        for srv in servers:
+            srv.stop()
+    ok, no = runs
+    T.result(ok.returncode == 0 and ok.stdout.count(" reply ") == len(GRPC_TYPES),
+             "mlbc's gRPC client and mlbc_gym.serve_bridge, with a token: 9 services",
+             (ok.stdout + ok.stderr)[-500:])
+    T.result(no.returncode == 3 and "UNAUTHENTICATED" in no.stdout,
+             "without the token: refused (UNAUTHENTICATED)", (no.stdout + no.stderr)[-300:])
+
+
 def test_onnx_model(build_dir, work):
     """The Bridge's test/onnx/dummy_model.onnx (torch's export of 2 - obs, obs [1, 100]):
     compiled by mlbc, on its test's observation ((i - 20) / 100 squared), gives float32's
@@ -477,6 +548,8 @@ def main():
         test_model_side(work)
         test_onnx_model(build_dir, work)
         test_grpc_client(build_dir, work)
+        test_grpc_model_side(work)
+        test_grpc_both_sides(build_dir, work)
     return T.close()
 
 

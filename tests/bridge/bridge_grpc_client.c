@@ -11,7 +11,8 @@
  * Bridge test's request in the feature request_LABEL and checks the reply (the field action)
  * against what its Python server answers, within 1e-5. Prints "LABEL reply V..." each; on a
  * wrong reply "LABEL wrong ..." (exit 1), on a failed call "LABEL error MSG" (exit 3), on a
- * runner that cannot be made "LABEL open-error MSG" (exit 2). LABELs: only those. */
+ * runner that cannot be made "LABEL open-error MSG" (exit 2). LABELs: only those.
+ * $BRIDGE_TOKEN: the token sent. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -132,6 +133,7 @@ int main(int argc, char **argv)
         mlbc_tensor_spec advice = mlbc_spec("action", atype, replies > 1, &rshape);
         mlbc_grpc_options o = {0};
         o.timeout_ms = 5000;
+        o.token = getenv("BRIDGE_TOKEN");           /* the servers' shared secret, if any */
         char err[512];
         mlbc_runner *r = mlbc_runner_grpc_bridge(address, m && m->desc ? m->desc : desc,
                                                  m ? m->method : NULL, &f, 1, &advice, &o, err,

@@ -7,6 +7,8 @@
                                        the same policies over gRPC (runtime/mlbc.proto): a
                                        model server the compiler calls, or a driver stepping
                                        a compiler that serves (needs python3-grpcio)
+  serve_bridge(policy, "app.desc")     the model side of an ML-Compiler-Bridge application's
+                                       gRPC service, given its descriptor set
   LogReader / read_log / LogWriter     LLVM training logs (TrainingLogger format)
   TensorSpec                           LLVM's tensor spec and raw tensor coding
 
@@ -23,6 +25,7 @@ __all__ = ["TensorSpec", "ProtocolError", "TYPES", "have_numpy", "LogReader", "L
 __version__ = "0.1"
 
 _RPC = ("serve_model", "drive", "Driver", "ModelServer")
+_BRIDGE = ("serve_bridge", "BridgeModelServer")
 
 
 def __getattr__(name):
@@ -31,4 +34,7 @@ def __getattr__(name):
     if name in _RPC:
         from . import rpc
         return getattr(rpc, name)
+    if name in _BRIDGE:
+        from . import bridge
+        return getattr(bridge, name)
     raise AttributeError("module 'mlbc_gym' has no attribute %r" % name)
