@@ -1089,10 +1089,16 @@ static const void *pipe_evaluate_bridge(mlbc_runner *r, const mlbc_tensor_spec *
                     "of type %d, at most %lld)", p->base, n, advice_type, (long long)max_count);
         return NULL;
     }
-    for (int i = 0; i < n; i++)
-        if (spec_check(&features[i], r->error, sizeof r->error) || !data[i] ||
+    for (int i = 0; i < n; i++) {
+        if (spec_check(&features[i], r->error, sizeof r->error) ||
             check_llvm_name(&features[i], p->framing, "feature", r->error, sizeof r->error))
             return NULL;
+        if (!data[i]) {
+            set_err(r->error, sizeof r->error, "pipe %s: feature '%s' has no data", p->base,
+                    features[i].name);
+            return NULL;
+        }
+    }
     p->specs = features;
     p->data = data;
     p->n = n;
