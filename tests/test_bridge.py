@@ -134,9 +134,11 @@ def test_compiler_side(bins, work):
                                text=True, timeout=60, env=client_env(kind))
             t.join(10)
             where = "%s, %s" % (fmt, kind)
-            T.result(p.returncode == 0 and p.stdout.count(" reply ") == 10,
+            T.result(p.returncode == 0 and p.stdout.count(" reply ") == 10 and
+                     "misuse refused" in p.stdout,
                      "mlbc's runner as the Bridge test's compiler, its host replayed: 10 "
-                     "replies as the Bridge's test expects (%s)" % where,
+                     "replies as the Bridge's test expects, a bad call refused first (%s)"
+                     % where,
                      (p.stdout + p.stderr)[-600:])
             same = [i for i in range(10) if i < len(got) and got[i] == fixture(fmt, i, "request")]
             bad = [LABELS[i] for i in range(10) if i not in same]

@@ -93,6 +93,16 @@ int main(int argc, char **argv)
         printf("open-error %s\n", err);
         return 2;
     }
+    /* bad calls are refused and leave the runner usable: per-call features in mlbc's own
+     * framing, a count of at most 0 */
+    int64_t none;
+    if (mlbc_runner_evaluate_bridge(r, NULL, NULL, 0, MLBC_INT32, llvm ? 1 : 0, &none) ||
+        !strstr(mlbc_runner_error(r), llvm ? "need the Bridge's" : "bad evaluation")) {
+        printf("misuse not refused: %s\n", mlbc_runner_error(r));
+        mlbc_runner_free(r);
+        return 4;
+    }
+    printf("misuse refused\n");
     if (llvm) {
         printf("opened\n");
         mlbc_runner_free(r);
