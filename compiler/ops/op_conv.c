@@ -1299,7 +1299,7 @@ static int64_t depthwise_accw(const Geom *g)
 
 /* Chunk code of a depthwise Conv's row: NB vectors of 16 sums from output C on (a0, a1...,
  * arrays that gcc -O2 keeps in registers: one array of the row's sums it kept in memory, a
- * store and a load per tap), the taps in order, then stored. END > 0: chunks from C = 0 to
+ * store and a load per tap; each loop of 16 MLBC_LANES), the taps in order, then stored. END > 0: chunks from C = 0 to
  * END, of whole vectors; else one chunk at C = C0, whose last vector may reach past OW: its
  * outputs stored in runs of 8, 4, 2, 1 (constant trip counts, whole vectors again). */
 static void depthwise_chunk(Buf *b, int nb, int64_t c0, int64_t end, int64_t ow,
@@ -1308,7 +1308,8 @@ static void depthwise_chunk(Buf *b, int nb, int64_t c0, int64_t end, int64_t ow,
     Buf init = {0}, fma = {0}, store = {0};
     for (int k = 0; k < nb; k++) {
         buf_printf(&init, "a%d[i] = ", k);
-        buf_printf(&fma, "                        for (i = 0; i < 16; i++)\n"
+        buf_printf(&fma, "                        MLBC_LANES\n"
+                         "                        for (i = 0; i < 16; i++)\n"
                          "                            a%d[i] = fmaf(wv, xr[%si], a%d[i]);\n",
                    k, k ? strf("%d + ", 16 * k) : "", k);
     }
@@ -1322,13 +1323,15 @@ static void depthwise_chunk(Buf *b, int nb, int64_t c0, int64_t end, int64_t ow,
     buf_printf(b, "                float a0[16]");
     for (int k = 1; k < nb; k++)
         buf_printf(b, ", a%d[16]", k);
-    buf_printf(b, ";\n                for (i = 0; i < 16; i++)\n                    %s%s;\n"
+    buf_printf(b, ";\n                MLBC_LANES\n                for (i = 0; i < 16; i++)\n"
+                  "                    %s%s;\n"
                   "%s%s                    }\n", init.p, bias, tap, fma.p);
     if (whole)
-        buf_printf(b, "                for (i = 0; i < 16; i++) {\n%s                }\n", store.p);
+        buf_printf(b, "                MLBC_LANES\n                for (i = 0; i < 16; i++) {\n%s"
+                      "                }\n", store.p);
     for (int64_t from = 0, n = 8, left = end ? 0 : ow - c0 - 16 * whole; from < left; n /= 2)
         if (left - from >= n) {
-            buf_printf(b, "                for (i = %s; i < %s; i++)\n"
+            buf_printf(b, "                MLBC_LANES\n                for (i = %s; i < %s; i++)\n"
                           "                    ym[oh * %s + c + %s + i] = %s;\n",
                        lit(from), lit(from + n), lit(ow), lit(16 * whole),
                        relu ? strf("a%lld[i] > 0 ? a%lld[i] : 0", (long long)whole,
