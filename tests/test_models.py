@@ -602,7 +602,8 @@ def check_paths_variants(mlbc, work):
 # Depthwise float Conv (templates/conv_depthwise.c): (x's shape, channel multiplier, kernel,
 # strides, dilations, pads, bias, fused Relu, a 2x2 MaxPool after it). Rows with and without a
 # tail past 16, rows shorter than 16 (read from the planes even without padding), rows of
-# several chunks of 4 vectors (with a partial last vector, and whole read in place), strides
+# several chunks of 4 vectors (with a partial last vector, and whole read in place), rows of
+# fewer than 8 (conv1d of 7 steps, strided to 4, channel multiplier 2), strides
 # (read in phases) of 2 and 3, dilations of 2, asymmetric and no padding, 1-D and 2-D,
 # batches, channel multipliers (planes shared by outputs).
 DW_CASES = (((2, 8, 9, 13), 1, 3, 1, 1, (1, 1, 1, 1), True, False, False),
@@ -617,6 +618,8 @@ DW_CASES = (((2, 8, 9, 13), 1, 3, 1, 1, (1, 1, 1, 1), True, False, False),
             ((3, 4, 16), 1, 3, 1, 1, (0, 0), True, False, False),
             ((1, 3, 3, 102), 1, 3, 1, 1, (1, 1, 1, 1), True, True, False),
             ((2, 2, 130), 1, 3, 1, 1, (0, 0), False, False, False),
+            ((2, 6, 7), 1, 3, 1, 1, (1, 1), True, False, False),
+            ((3, 4, 7), 2, 3, 2, 1, (1, 1), False, False, False),
             ((2, 3, 7, 12), 3, 3, 1, 2, (0, 0, 0, 0), False, True, False))
 
 
