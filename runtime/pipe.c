@@ -1064,8 +1064,7 @@ static const void *pipe_evaluate(mlbc_runner *r)
     pipe_impl *p = r->impl;
     if (r->failed || !p)
         return NULL;
-    own_view(r, p);                 /* cannot fail: the buffers fit the runner's advice */
-    return exchange(r, p);
+    return exchange(r, p);          /* the runner's own view: evaluate_bridge restores it */
 }
 
 static const void *pipe_evaluate_bridge(mlbc_runner *r, const mlbc_tensor_spec *features,

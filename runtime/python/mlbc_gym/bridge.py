@@ -15,14 +15,12 @@ value, numpy as lists; a repeated field takes a list). The security and size opt
 rpc.py's (token, TLS, loopback unless allow_remote, max_message).
 """
 import threading
-from concurrent import futures
 
 import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from .host import HostError, _bridge_value
-from .native import check_address, resolve_token
-from .rpc import SERVER_MAX_MESSAGE, _listen, _TokenCheck
+from .rpc import _Served
 
 
 def _message_class(pool, descriptor):
@@ -59,7 +57,7 @@ def load_method(descriptors, method=None):
     raise HostError("%s has no %s" % (descriptors, "method " + method if method else "service"))
 
 
-class BridgeModelServer:
+class BridgeModelServer(_Served):
     """Answers one Bridge application method, one call at a time (a policy need not be
     thread-safe). .port, .calls, .exception (the policy's, or advice that does not fit the
     reply: that call fails with INTERNAL), stop() or a with block, as rpc.ModelServer."""
@@ -67,8 +65,6 @@ class BridgeModelServer:
     def __init__(self, policy, descriptors, address="127.0.0.1:0", method=None, token=None,
                  tls_cert=None, tls_key=None, tls_ca=None, allow_remote=False, workers=2,
                  token_file=None, allow_insecure=False, max_message=None):
-        token = resolve_token(token, token_file)
-        check_address(address, allow_remote, token, tls_cert is not None, allow_insecure)
         service, name, self.request_class, self.reply_class = load_method(descriptors, method)
         if not self.reply_class.DESCRIPTOR.fields:
             raise HostError("%s has no field for the advice" % self.reply_class.DESCRIPTOR.name)
@@ -77,16 +73,13 @@ class BridgeModelServer:
         self.calls = 0
         self.exception = None
         self._lock = threading.Lock()
-        self._server = grpc.server(
-            futures.ThreadPoolExecutor(workers),
-            interceptors=[_TokenCheck(token)] if token else None,
-            options=[("grpc.max_receive_message_length", max_message or SERVER_MAX_MESSAGE)])
-        self._server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(
+        handler = grpc.method_handlers_generic_handler(
             service, {name: grpc.unary_unary_rpc_method_handler(
                 self._answer, request_deserializer=self.request_class.FromString,
-                response_serializer=self.reply_class.SerializeToString)}),))
-        self.port, self._socket = _listen(self._server, address, tls_cert, tls_key, tls_ca)
-        self._server.start()
+                response_serializer=self.reply_class.SerializeToString)})
+        self._serve(lambda server: server.add_generic_rpc_handlers((handler,)), address, token,
+                    token_file, tls_cert, tls_key, tls_ca, allow_remote, allow_insecure,
+                    workers, max_message)
 
     def _answer(self, request, context):
         feats = {}
@@ -109,18 +102,6 @@ class BridgeModelServer:
                               % (type(e).__name__, e))
             self.calls += 1
         return reply
-
-    def stop(self, grace=1.0):
-        self._server.stop(grace).wait(grace + 1.0)
-        if self._socket:
-            self._socket.remove()
-            self._socket = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
 
 
 def serve_bridge(policy, descriptors, address="127.0.0.1:0", **options):

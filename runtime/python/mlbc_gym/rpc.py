@@ -99,7 +99,36 @@ class _AdviceMaker:
 
 # ---- model server: the compiler calls Inference/Evaluate ------------------------------------
 
-class ModelServer(mlbc_pb2_grpc.InferenceServicer):
+class _Served:
+    """A grpcio server with the module's security and size options: started by _serve,
+    ended by stop() or a with block (ModelServer, bridge.BridgeModelServer)."""
+
+    def _serve(self, add_handlers, address, token, token_file, tls_cert, tls_key, tls_ca,
+               allow_remote, allow_insecure, workers, max_message):
+        token = resolve_token(token, token_file)
+        check_address(address, allow_remote, token, tls_cert is not None, allow_insecure)
+        self._server = grpc.server(
+            futures.ThreadPoolExecutor(workers),
+            interceptors=[_TokenCheck(token)] if token else None,
+            options=[("grpc.max_receive_message_length", max_message or SERVER_MAX_MESSAGE)])
+        add_handlers(self._server)
+        self.port, self._socket = _listen(self._server, address, tls_cert, tls_key, tls_ca)
+        self._server.start()
+
+    def stop(self, grace=1.0):
+        self._server.stop(grace).wait(grace + 1.0)
+        if self._socket:
+            self._socket.remove()
+            self._socket = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+
+
+class ModelServer(mlbc_pb2_grpc.InferenceServicer, _Served):
     """Answers Evaluate with policy(features, context, index), one call at a time (as the
     pipe host: a policy need not be thread-safe). It has no EvaluateStream (UNIMPLEMENTED,
     so the C runner makes Evaluate calls): a stream would hold one of the workers for a
@@ -113,21 +142,14 @@ class ModelServer(mlbc_pb2_grpc.InferenceServicer):
     def __init__(self, policy, address="127.0.0.1:0", advice="int64_t", numpy=False,
                  token=None, tls_cert=None, tls_key=None, tls_ca=None, allow_remote=False,
                  workers=2, token_file=None, allow_insecure=False, max_message=None):
-        token = resolve_token(token, token_file)
-        check_address(address, allow_remote, token, tls_cert is not None, allow_insecure)
         self.policy, self.numpy = policy, numpy
         self.make_advice = _AdviceMaker(advice)
         self.calls = self.streams = 0
         self.exception = None
         self._lock = threading.Lock()
-        self._socket = None
-        self._server = grpc.server(
-            futures.ThreadPoolExecutor(workers),
-            interceptors=[_TokenCheck(token)] if token else None,
-            options=[("grpc.max_receive_message_length", max_message or SERVER_MAX_MESSAGE)])
-        mlbc_pb2_grpc.add_InferenceServicer_to_server(self, self._server)
-        self.port, self._socket = _listen(self._server, address, tls_cert, tls_key, tls_ca)
-        self._server.start()
+        self._serve(lambda server: mlbc_pb2_grpc.add_InferenceServicer_to_server(self, server),
+                    address, token, token_file, tls_cert, tls_key, tls_ca, allow_remote,
+                    allow_insecure, workers, max_message)
 
     def Evaluate(self, request, context):
         try:
@@ -143,18 +165,6 @@ class ModelServer(mlbc_pb2_grpc.InferenceServicer):
                               % (type(e).__name__, e))
             self.calls += 1
         return reply
-
-    def stop(self, grace=1.0):
-        self._server.stop(grace).wait(grace + 1.0)
-        if self._socket:
-            self._socket.remove()
-            self._socket = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.stop()
 
 
 class _SocketFile:
