@@ -262,7 +262,7 @@ typedef struct ConvEpilogue {
     int bn;                             /* a BatchNormalization (inference) first: its scale,
                                            bias, mean and var are the Conv's inputs 3-6 */
     double bn_eps;                      /* and its epsilon */
-    const char *act;                    /* "Relu", or NULL */
+    const char *act;                    /* "Relu", "Silu", "Sigmoid", "Tanh", or NULL */
     int64_t pool_k[2], pool_s[2];       /* a 2-D MaxPool after it (kernel, strides), or 0s */
 } ConvEpilogue;
 
@@ -448,6 +448,9 @@ const char *loop_range(const char *decl, const char *v, int64_t from, int64_t to
 /* TEXT with the one-trip loops loop_head and loop_range marked written as their bodies
  * (kernel() calls it). */
 const char *unloop(const char *text);
+/* Lines folding L lane accumulators ACC[0..L) into ACC[0] by halves (lane j takes lane j + w,
+ * w = L/2, ..., 1; COMB has two %s: accumulator, term), over an int j declared before. */
+void lane_fold(Buf *b, int ind, int L, const char *acc, const char *comb);
 
 typedef struct Options {
     const char *name;                   /* symbol prefix */

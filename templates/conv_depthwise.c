@@ -9,7 +9,8 @@
 // floats). A row goes in CHUNKS of up to 4 vectors of 16 sums, which stay in registers
 // while the taps are added (gcc -O2 vectorises each loop of 16, with the CPU's FMA on the
 // AVX2 and AVX-512 paths: isa_paths.c); lanes past the row's end are computed from what
-// follows it in xp and never stored.
+// follows it in xp and never stored. A fused Relu is taken as the sums are stored; another
+// fused activation (ACT) goes over the finished output plane.
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
@@ -20,5 +21,5 @@ ${FIRST}    for (j = 0; j < ${NM}; j++) {
         float *restrict ym = y + j * ${OHW};
 ${SRC}        for (oh = 0; oh < ${OH}; oh++) {
 ${CHUNKS}        }
-    }
+${ACT}    }
 }

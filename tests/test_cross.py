@@ -126,9 +126,9 @@ def graph_case(work, tag, graph):
     return path, [(ins, [ref[n] for n in names])], in_types, out_types, names
 
 
-def fused_conv_bn():
-    """test_models' fused Conv + BatchNormalization chains and their random feeds."""
-    model = test_models.conv_bn_graph(False)
+def fused_conv_act():
+    """test_models' fused Conv (+ BatchNormalization) (+ activation) chains and their random feeds."""
+    model = test_models.conv_act_graph(False)
     return model, test_models.kinds.random_inputs(model, seed=3)
 
 
@@ -244,7 +244,7 @@ def main():
     for tag in ("strided", "depthwise", "pool"):
         graph = getattr(test_models, tag + "_variants_graph")
         cases.append(("model " + tag, lambda t=tag, g=graph: graph_case(work, t, g)))
-    cases.append(("model conv_bn", lambda: graph_case(work, "conv_bn", fused_conv_bn)))
+    cases.append(("model conv_act", lambda: graph_case(work, "conv_act", fused_conv_act)))
     for t in NODE_SAMPLE:
         d = os.path.join(datadir, "node", "test_" + t)
         cases.append(("node test_" + t, lambda d=d: node_case(d)))

@@ -230,73 +230,98 @@ def check_conv_pool(mlbc, work):
                           len(CONV_POOL_CASES), "Conv + MaxPool")
 
 
-# Conv + BatchNormalization (+ Relu), the BatchNormalization applied to each tile of the
-# products (fuse.c): (x shape, out channels, kernel, strides, pads, group, relu). Products of
-# several rows (13x11, rows of 16 and of 32), per row (strided along H only), with pixels as
-# rows (7x7), of a 1x1 Conv's x read in place, grouped, strided along W (phases), 1-D; and a
-# depthwise Conv, whose own kernel takes no BatchNormalization (the last case).
-CONV_BN_CASES = [
-    ((1, 3, 13, 11), 8, 3, (1, 1), (1, 1, 1, 1), 1, True),
-    ((1, 3, 16, 16), 16, 3, (1, 1), (1, 1, 1, 1), 1, False),
-    ((1, 2, 10, 32), 9, 3, (1, 1), (1, 1, 1, 1), 1, True),
-    ((1, 2, 9, 20), 4, 3, (2, 1), (1, 1, 1, 1), 1, False),
-    ((1, 4, 7, 7), 16, 3, (1, 1), (1, 1, 1, 1), 1, True),
-    ((2, 8, 5, 6), 12, 1, (1, 1), (0, 0, 0, 0), 1, True),
-    ((1, 8, 6, 19), 6, 3, (1, 1), (0, 1, 2, 0), 2, True),
-    ((1, 4, 14, 14), 16, 3, (2, 2), (1, 1, 1, 1), 1, False),
-    ((2, 3, 33), 5, 3, (1,), (1, 1), 1, True),
-    ((1, 6, 9, 9), 6, 3, (1, 1), (1, 1, 1, 1), 6, True),
+# Conv (+ BatchNormalization) (+ activation), the BatchNormalization and the activation
+# applied to each tile of the products (fuse.c): (x shape, out channels, kernel, strides,
+# pads, group, BatchNormalization, activation: None, Relu, Silu as torch writes it (Sigmoid +
+# Mul), Sigmoid or Tanh). Products of several rows (13x11, rows of 16 and of 32), per row
+# (strided along H only), with pixels as rows (7x7), of a 1x1 Conv's x read in place,
+# grouped, strided along W (phases; 40x41: tiles), 1-D; depthwise Convs (their own kernel),
+# which take an activation but no BatchNormalization (CONV_ACT_APART: a BatchNormalization
+# between them keeps the Relu apart too).
+CONV_ACT_CASES = [
+    ((1, 3, 13, 11), 8, 3, (1, 1), (1, 1, 1, 1), 1, True, "Relu"),
+    ((1, 3, 16, 16), 16, 3, (1, 1), (1, 1, 1, 1), 1, True, "Silu"),
+    ((1, 2, 10, 32), 9, 3, (1, 1), (1, 1, 1, 1), 1, True, "Relu"),
+    ((1, 2, 9, 20), 4, 3, (2, 1), (1, 1, 1, 1), 1, True, "Tanh"),
+    ((1, 4, 7, 7), 16, 3, (1, 1), (1, 1, 1, 1), 1, True, "Relu"),
+    ((2, 8, 5, 6), 12, 1, (1, 1), (0, 0, 0, 0), 1, True, "Sigmoid"),
+    ((1, 8, 6, 19), 6, 3, (1, 1), (0, 1, 2, 0), 2, True, "Relu"),
+    ((1, 4, 14, 14), 16, 3, (2, 2), (1, 1, 1, 1), 1, True, None),
+    ((2, 3, 33), 5, 3, (1,), (1, 1), 1, True, "Silu"),
+    ((1, 4, 7, 7), 16, 3, (1, 1), (1, 1, 1, 1), 1, True, "Silu"),
+    ((1, 4, 7, 7), 16, 3, (1, 1), (1, 1, 1, 1), 1, False, "Tanh"),
+    ((1, 3, 13, 11), 8, 3, (1, 1), (1, 1, 1, 1), 1, False, "Silu"),
+    ((1, 2, 9, 20), 4, 3, (2, 1), (1, 1, 1, 1), 1, False, "Sigmoid"),
+    ((2, 8, 5, 6), 12, 1, (1, 1), (0, 0, 0, 0), 1, False, "Silu"),
+    ((1, 3, 40, 41), 8, 3, (1, 2), (1, 1, 1, 1), 1, False, "Silu"),
+    ((1, 4, 14, 14), 16, 3, (2, 2), (1, 1, 1, 1), 1, False, "Tanh"),
+    ((1, 6, 9, 9), 6, 3, (1, 1), (1, 1, 1, 1), 6, False, "Silu"),
+    ((1, 6, 9, 9), 12, 3, (1, 1), (1, 1, 1, 1), 6, False, "Tanh"),
+    ((2, 8, 30), 8, 3, (1,), (1, 1), 8, False, "Sigmoid"),
+    ((1, 6, 9, 9), 6, 3, (1, 1), (1, 1, 1, 1), 6, True, "Relu"),
 ]
+CONV_ACT_APART = 1
 
 
-def conv_bn_graph(keep_apart):
-    """The CONV_BN_CASES as one model; keep_apart: each Conv's output is an output too."""
+def conv_act_graph(keep_apart):
+    """The CONV_ACT_CASES as one model; keep_apart: each Conv's output is an output too."""
     from onnx import helper, numpy_helper
     rng = np.random.default_rng(41)
     F = onnx.TensorProto.FLOAT
     nodes, inputs, outputs, inits = [], [], [], []
-    for i, (x, m, k, s, pads, group, relu) in enumerate(CONV_BN_CASES):
+    for i, (x, m, k, s, pads, group, bn, act) in enumerate(CONV_ACT_CASES):
         t, nsp = str(i), len(x) - 2
         inputs.append(helper.make_tensor_value_info("x" + t, F, x))
         inits.append(numpy_helper.from_array(
             rng.standard_normal((m, x[1] // group) + (k,) * nsp).astype(np.float32), "w" + t))
-        bn = ["s", "b", "mu", "v"]
-        for j, name in enumerate(bn):
-            v = rng.standard_normal(m) if j < 3 else rng.random(m) + 0.05
-            inits.append(numpy_helper.from_array(v.astype(np.float32), name + t))
         args = ["x" + t, "w" + t] + (["cb" + t] if i % 2 else [])
         if i % 2:
             inits.append(numpy_helper.from_array(rng.standard_normal(m).astype(np.float32),
                                                  "cb" + t))
-        nodes.append(helper.make_node("Conv", args, ["c" + t], kernel_shape=[k] * nsp,
+        last = "y" + t if not (bn or act) else "c" + t
+        nodes.append(helper.make_node("Conv", args, [last], kernel_shape=[k] * nsp,
                                       strides=list(s), pads=list(pads), group=group))
-        nodes.append(helper.make_node("BatchNormalization", ["c" + t] + [b + t for b in bn],
-                                      ["n" + t if relu else "y" + t],
-                                      epsilon=1e-3 if i % 3 else 1e-5))
-        if relu:
-            nodes.append(helper.make_node("Relu", ["n" + t], ["y" + t]))
+        if bn:
+            names = ["s", "b", "mu", "v"]
+            for j, name in enumerate(names):
+                v = rng.standard_normal(m) if j < 3 else rng.random(m) + 0.05
+                inits.append(numpy_helper.from_array(v.astype(np.float32), name + t))
+            nodes.append(helper.make_node("BatchNormalization", [last] + [b + t for b in names],
+                                          ["n" + t if act else "y" + t],
+                                          epsilon=1e-3 if i % 3 else 1e-5))
+            last = "n" + t
+        if act == "Silu":
+            nodes.append(helper.make_node("Sigmoid", [last], ["sg" + t]))
+            nodes.append(helper.make_node("Mul", [last, "sg" + t], ["y" + t]))
+        elif act:
+            nodes.append(helper.make_node(act, [last], ["y" + t]))
         out = [(n + pads[j] + pads[j + nsp] - k) // s[j] + 1 for j, n in enumerate(x[2:])]
         outputs.append(helper.make_tensor_value_info("y" + t, F, [x[0], m] + out))
-        if keep_apart:
+        if keep_apart and (bn or act):
             outputs.append(helper.make_tensor_value_info("c" + t, F, [x[0], m] + out))
-    graph = helper.make_graph(nodes, "conv_bn", inputs, outputs, inits)
+    graph = helper.make_graph(nodes, "conv_act", inputs, outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)])
 
 
-def check_conv_bn(mlbc, work):
-    """Fused and unfused Conv + BatchNormalization (+ Relu) (fused_vs_apart)."""
+def check_conv_act(mlbc, work):
+    """Fused and unfused Conv (+ BatchNormalization) (+ activation) (fused_vs_apart)."""
     import gen
 
     def inspect(code, apart):
-        fused = len(re.findall(r"^/\* Conv: .*; then BatchNormalization", code, re.M))
-        relu = len(re.findall(r"; then BatchNormalization; then Relu", code))
-        want = (0, 0) if apart else (len(CONV_BN_CASES) - 1,
-                                     sum(c[6] for c in CONV_BN_CASES[:-1]))
-        if (fused, relu) != want:
-            raise Failure("%d Conv + BatchNormalization chains fused (%d with the Relu), "
-                          "not %d (%d)" % ((fused, relu) + want))
-    return fused_vs_apart(mlbc, work, "conv_bn", conv_bn_graph, inspect, len(CONV_BN_CASES),
-                          "Conv + BatchNormalization", gen.reference)
+        kernels = re.findall(r"^/\* Conv: .*$", code, re.M)
+        bn = sum("; then BatchNormalization" in k for k in kernels)
+        acts = sorted(a for k in kernels
+                      for a in re.findall(r"(?:; then|depthwise .*, the fused) (\w+)", k)
+                      if a != "BatchNormalization")
+        fused = CONV_ACT_CASES[:len(CONV_ACT_CASES) - CONV_ACT_APART]
+        want = (0, []) if apart else (
+            sum(c[6] and c[5] < c[0][1] for c in fused), sorted(c[7] for c in fused if c[7]))
+        if (bn, acts) != want:
+            raise Failure("fused: %d BatchNormalizations, activations %s; not %d, %s"
+                          % ((bn, acts) + want))
+    return fused_vs_apart(mlbc, work, "conv_act", conv_act_graph, inspect,
+                          len(CONV_ACT_CASES), "Conv (+ BatchNormalization) (+ activation)",
+                          gen.reference)
 
 
 # MatMul + Add of a bias, fused into the product's c operand (fuse.c): A's shape, B's, the
@@ -885,8 +910,8 @@ def main():
          "nodes vs onnx_np"),
         ("MaxPool and AveragePool, by the row kernel or not",
          lambda: check_pool_variants(mlbc, work), "nodes vs onnx_np"),
-        ("Conv + BatchNormalization fused, the same bits as apart",
-         lambda: check_conv_bn(mlbc, work), "chains"),
+        ("Conv + BatchNormalization + activation fused, the same bits as apart",
+         lambda: check_conv_act(mlbc, work), "chains"),
         ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
          "kinds"),
     ]

@@ -372,7 +372,7 @@ def main():
                rnn_sweep(root): SWEPT,
                fused_chains(root, "conv_pool", test_models.conv_pool_graph):
                    "mlbc_gemm_f32_taps_pool(",
-               fused_chains(root, "conv_bn", test_models.conv_bn_graph):
+               fused_chains(root, "conv_act", test_models.conv_act_graph):
                    "Conv: the fused BatchNormalization",
                kernel_cases(root, "layernorm", test_models.layernorm_variants_graph):
                    "mlbc_layernorm_f32(",

@@ -263,3 +263,17 @@ const char *unloop(const char *text)
         out.p[--out.len] = 0;
     return out.p;
 }
+
+/* A loop per step, each of a constant trip count: a loop over w as well left the lanes in
+ * memory, each step's stores forwarded to its loads (a gcc -O2 ReduceMean over rows of 64
+ * floats, 2.7x slower). */
+void lane_fold(Buf *b, int ind, int L, const char *acc, const char *comb)
+{
+    for (int w = L / 2; w > 1; w /= 2) {
+        const char *aj = strf("%s[j]", acc);
+        buf_line(b, ind, "%s", loop_head("", "j", w, 1));
+        buf_line(b, ind + 1, "%s = %s;", aj, strf(comb, aj, strf("%s[j + %d]", acc, w)));
+    }
+    if (L > 1)
+        buf_line(b, ind, "%s[0] = %s;", acc, strf(comb, strf("%s[0]", acc), strf("%s[1]", acc)));
+}

@@ -684,8 +684,39 @@ typedef struct GemmPlan {
  * and BatchNormalization (channels as rows, pixels as rows: bn_pix) or NULL, and the
  * BatchNormalization's table for the group. */
 typedef struct TileOps {
-    const char *relu, *pool, *bn, *bn_pix, *bnt;
+    const char *relu, *map, *pool, *bn, *bn_pix, *bnt;
 } TileOps;
+
+/* The fused activation's kernel over an array (templates/vmath_*.c, the node's own: the same
+ * bits), applied in place to each tile after the rest; NULL for a Relu (an expression in the
+ * tile's other kernels) or none. */
+static const char *act_map(const ConvK *c)
+{
+    static const char *const maps[][2] = {
+        {"Silu", "mlbc_vsilu_f32"}, {"Sigmoid", "mlbc_vsigmoid_f32"}, {"Tanh", "mlbc_vtanh_f32"},
+    };
+    const char *act = c->ep ? c->ep->act : NULL;
+    for (size_t i = 0; act && i < sizeof maps / sizeof maps[0]; i++)
+        if (!strcmp(act, maps[i][0]))
+            return maps[i][1];
+    if (act && strcmp(act, "Relu"))
+        node_die(c->n, "internal: no fused %s", act);
+    return NULL;
+}
+
+static int act_relu(const ConvK *c)
+{
+    return c->ep && c->ep->act && !strcmp(c->ep->act, "Relu");
+}
+
+/* The statement applying the tile's activation (the Relu kernel or the map) to the N floats
+ * at Y, or "" */
+static const char *act_stmt(const TileOps *ops, const char *y, const char *n)
+{
+    if (ops->relu)
+        return strf("%s(%s, %s);", ops->relu, y, n);
+    return ops->map ? strf("%s(%s, %s, %s);", ops->map, n, y, y) : "";
+}
 
 /* The table of tap offsets for mlbc_gemm_f32_taps (templates/gemm_taps_f32.c), a static array
  * of the kernel: tap ((c * KD + kd) * KH + kh) * KW + kw (W's order) of an output pixel is
@@ -947,7 +978,7 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
 static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
 {
     const ConvEpilogue *ep = c->ep;
-    int pool = ep && ep->pool_k[0], act = ep && ep->act;
+    int pool = ep && ep->pool_k[0], act = act_relu(c);
     int64_t kh = pool ? ep->pool_k[0] : 1;
     if (pool)
         oh = pooled(c, 0);
@@ -1015,15 +1046,16 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
         const char *start = out3[0] == 1 ? strf("r * %s", lit(s3[1] * src[2]))
                             : strf("(r / %s * %s + r %% %s * %s) * %s", lit(out3[1]),
                                    lit(s3[0] * src[1]), lit(out3[1]), lit(s3[1]), lit(src[2]));
-        *decls = relu ? ", r, m" : ", r";
+        const char *act = act_stmt(ops, strf("yg + m * %s + r * %s", osp, ow), ow);
+        *decls = *act ? ", r, m" : ", r";
         buf_printf(body, "%sfor (r = p0 / %s; r < (p0 + np) / %s; r++) {\n%s    ", ind, ow, ow, ind);
         buf_printf(body, call, ow, start, "16", "8", strf("yg + r * %s", ow), osp);
-        if (relu)
-            buf_printf(body, "%s    %s\n%s        %s(yg + m * %s + r * %s, %s);\n",
-                       ind, loop_head("", "m", g->MG, 1), ind, relu, osp, ow, ow);
         if (ops->bn)
             buf_printf(body, "%s    %s(yg + r * %s, %s, %s, %s);\n", ind, ops->bn, ow, osp, ow,
                        ops->bnt);
+        if (*act)
+            buf_printf(body, "%s    %s\n%s        %s\n", ind, loop_head("", "m", g->MG, 1), ind,
+                       act);
         buf_printf(body, "%s}\n", ind);
         return;
     }
@@ -1049,6 +1081,9 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
                    ow, mg, lit(taps), xs, row, wg, lit(gemm_panel_stride(taps)), cargs, mg);
         if (ops->bn_pix)
             buf_printf(body, "%s        %s(yp, nr * %s, %s);\n", ind, ops->bn_pix, ow, ops->bnt);
+        if (ops->map)
+            buf_printf(body, "%s        %s\n", ind,
+                       act_stmt(ops, "yp", strf("nr * %s", lit(out3[2] * g->MG))));
         buf_printf(body, "%s        %s;\n%s    }\n", ind, pix_out_call(e, c, oh, out3[2]), ind);
         return;
     }
@@ -1063,13 +1098,13 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
     } else {
         buf_printf(body, call, strf("(nr - 1) * %s + %s", xw, ow), row, "16", "8", "yt", ldy);
     }
-    /* the fused Relu over the whole tile, a long loop that every -O vectorises (the columns
-     * past each row are thrown away anyway); per 16-float row, gcc -O3 unrolls it into
-     * branches */
-    if (relu)
-        buf_printf(body, "%s        %s(yt, %s);\n", ind, relu, lit(g->MG * p->nr * p->yw));
+    /* the fused activation over the whole tile, a long loop that every -O vectorises (the
+     * columns past each row are thrown away anyway); per 16-float row, gcc -O3 unrolled the
+     * Relu into branches */
     if (ops->bn)
         buf_printf(body, "%s        %s(yt, %s, %s, %s);\n", ind, ops->bn, ldy, ldy, ops->bnt);
+    if (relu || ops->map)
+        buf_printf(body, "%s        %s\n", ind, act_stmt(ops, "yt", lit(g->MG * p->nr * p->yw)));
     if (pool)
         emit_tile_pool(body, c, p, pool);
     else
@@ -1130,10 +1165,10 @@ static void emit_bn(Emit *e, const ConvK *c, const GemmPlan *p, TileOps *ops, Bu
                                           strf("t[%s + m]", m2)), NULL);
     else
         ops->bn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_bn",
-            "DOC", strf("Conv: the fused BatchNormalization%s", c->ep->act ? ", then the Relu" : ""),
+            "DOC", strf("Conv: the fused BatchNormalization%s", act_relu(c) ? ", then the Relu" : ""),
             "MG", lit(g->MG), "M", m, "M2", m2,
             "BN", fused(DT_FLOAT, "(yr[i + q] - mu)", "a", "b"),
-            "ACT", c->ep->act ? "v > 0 ? v : 0" : "v",
+            "ACT", act_relu(c) ? "v > 0 ? v : 0" : "v",
             NULL);
     ops->bnt = g->G > 1 ? strf("bnt + g * %s", lit(g->MG)) : "bnt";
 }
@@ -1176,11 +1211,10 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
                        ? pool_rows_kernel(e, c->n, 1, pooled(c, 1), c->ep->pool_k[1],
                                           c->ep->pool_s[1], 1, p.yw) : NULL;
     /* a Relu before a fused pool is the pool's (emit_tile_pool), after a BatchNormalization
-     * conv_bn's */
-    const char *relu = c->ep && c->ep->act && !(c->ep->pool_k[0] || p.pix || p.bn_floats)
-                       ? kernel(e, c->n, "conv_relu", "DOC", strf("Conv: the fused %s", c->ep->act),
-                                NULL) : NULL;
-    TileOps ops = {.relu = relu, .pool = pool};
+     * conv_bn's; other activations are their maps, after everything else */
+    const char *relu = act_relu(c) && !(c->ep->pool_k[0] || p.pix || p.bn_floats)
+                       ? kernel(e, c->n, "conv_relu", "DOC", "Conv: the fused Relu", NULL) : NULL;
+    TileOps ops = {.relu = relu, .map = act_map(c), .pool = pool};
     Buf bufs = {0}, init = {0}, pre = {0}, body = {0};
     if (p.bn_floats)
         emit_bn(e, c, &p, &ops, &bufs, &init);
@@ -1223,17 +1257,17 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
                        "%s);\n", ind, lit(g->MG), lit(taps), wg, lit(taps), cargs, lit(osp));
         }
     }
-    if (ops.bn && !p.shifted) {
+    if (ops.bn && !p.shifted)
         buf_printf(&body, "%s%s(yg + p0, %s, np, %s);\n", ind, ops.bn, lit(osp), ops.bnt);
-    } else if (relu && !p.shifted) {
+    if ((relu || ops.map) && !p.shifted) {
         /* The tile's output: all of the group's planes when the tile is all pixels, else a
          * run of np pixels per channel. */
         if (p.tile == osp) {
-            buf_printf(&body, "%s%s(yg, %s);\n", ind, relu, lit(g->MG * osp));
+            buf_printf(&body, "%s%s\n", ind, act_stmt(&ops, "yg", lit(g->MG * osp)));
         } else {
             decls = ", m";
-            buf_printf(&body, "%s%s\n%s    %s(yg + m * %s + p0, np);\n", ind,
-                       loop_head("", "m", g->MG, 1), ind, relu, lit(osp));
+            buf_printf(&body, "%s%s\n%s    %s\n", ind, loop_head("", "m", g->MG, 1), ind,
+                       act_stmt(&ops, strf("yg + m * %s + p0", lit(osp)), "np"));
         }
     }
     Buf params = {0}, args = {0};
@@ -1424,15 +1458,19 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
     int64_t nv = accw / 16, full = (ow % 16 ? nv - 1 : nv) / DEPTHWISE_CHUNK;
     int64_t rest = nv - full * DEPTHWISE_CHUNK, end = full * 16 * DEPTHWISE_CHUNK;
     if (full)
-        depthwise_chunk(&chunks, DEPTHWISE_CHUNK, 0, end, ow, tap, bias, !!c->ep);
+        depthwise_chunk(&chunks, DEPTHWISE_CHUNK, 0, end, ow, tap, bias, act_relu(c));
     if (rest)
-        depthwise_chunk(&chunks, (int)rest, end, 0, ow, tap, bias, !!c->ep);
+        depthwise_chunk(&chunks, (int)rest, end, 0, ow, tap, bias, act_relu(c));
+    /* another activation over each output plane, in cache */
+    const char *map = act_map(c), *plane_act = map ? strf("        %s(%s, ym, ym);\n", map,
+                                                           lit(t.out[1] * ow)) : "";
     /* paths whatever its size: on the build's own target (SSE2 at plain -O2) fmaf is a call */
     const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_depthwise",
         "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct",
                     shape_str(c->X), shape_str(c->Y), (long long)g->G,
-                    (long long)numel_dims(g->nsp, g->k), c->ep ? ", the fused Relu" : ""),
-        "PARAMS", params.p, "FIRST", first, "SRC", src.p, "CHUNKS", chunks.p,
+                    (long long)numel_dims(g->nsp, g->k),
+                    c->ep ? strf(", the fused %s", c->ep->act) : ""),
+        "PARAMS", params.p, "FIRST", first, "SRC", src.p, "CHUNKS", chunks.p, "ACT", plane_act,
         "NM", lit(nm), "M", lit(g->M), "KHW", lit(t.k[1] * t.k[2]),
         "OHW", lit(t.out[1] * ow), "OH", lit(t.out[1]), NULL);
     Buf args = {0};
@@ -1482,7 +1520,7 @@ int conv_takes_maxpool(Node *conv, Node *pool, ConvEpilogue *ep)
     int64_t k[2], s[2];
     const ConvEpilogue *before = conv->aux;
     if (strcmp(pool->op, "MaxPool") || *pool->domain || !conv_takes_activation(conv) ||
-        (before && before->bn) ||
+        (before && (before->bn || (before->act && strcmp(before->act, "Relu")))) ||
         conv->in[0]->rank != 4 || !maxpool_plain_2d(pool, k, s) || s[0] != k[0] ||
         !(s[1] == 1 || (s[1] == 2 && k[1] >= 2)))
         return 0;

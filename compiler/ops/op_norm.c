@@ -129,11 +129,7 @@ static void sum_pass(Buf *b, int ind, const Grp *g, int ng, int inner, int L, co
     for (int i = 0; i < ng; i++)
         if (g[i].red && i != inner)
             buf_line(b, --ind, "}");
-    if (L > 1) {
-        buf_line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
-        buf_line(b, ind + 1, "for (j = 0; j < w; j++)");
-        buf_line(b, ind + 2, "acc[j] += acc[j + w];");
-    }
+    lane_fold(b, ind, L, "acc", "%s + %s");
 }
 
 /* The body for a LayerNormalization that mlbc_layernorm_f32 (templates/norm_layer_f32.c)
@@ -179,7 +175,7 @@ static const char *gen_norm(const Norm *p, int64_t count)
         buf_printf(&decl, "%sk", decl.len ? ", " : "");
     if (decl.len)
         buf_line(&b, 1, "long %s;", decl.p);
-    buf_line(&b, 1, "int j%s;", L > 1 ? ", w" : "");
+    buf_line(&b, 1, "int j;");
     int ind = 1;
     for (int i = 0; i < ng; i++)
         if (!g[i].red) {

@@ -244,15 +244,20 @@ static const char *r_map(const RCode *c, const char *shift)
     }
 }
 
-static const char *r_comb(const RCode *c, const char *a, const char *m)
+static const char *r_comb_fmt(const RCode *c)
 {
     int isint = !strcmp(c->A, "uint64_t") || !strcmp(c->A, "int64_t");
     switch (c->kind) {
-    case R_MAX: return strf(isint ? "max_(%s, %s)" : "fmax_nan(%s, %s)", a, m);
-    case R_MIN: return strf(isint ? "min_(%s, %s)" : "fmin_nan(%s, %s)", a, m);
-    case R_PROD: return strf("%s * %s", a, m);
-    default: return strf("%s + %s", a, m);
+    case R_MAX: return isint ? "max_(%s, %s)" : "fmax_nan(%s, %s)";
+    case R_MIN: return isint ? "min_(%s, %s)" : "fmin_nan(%s, %s)";
+    case R_PROD: return "%s * %s";
+    default: return "%s + %s";
     }
+}
+
+static const char *r_comb(const RCode *c, const char *a, const char *m)
+{
+    return strf(r_comb_fmt(c), a, m);
 }
 
 /* One accumulation step: acc combined with the mapped value v (shift: LogSumExp's). A float
@@ -381,11 +386,7 @@ static void rows_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
     for (int i = 0; i < ng - 1; i++)
         if (g[i].red)
             buf_line(b, --ind, "}");
-    if (L > 1) {
-        buf_line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
-        buf_line(b, ind + 1, "for (j = 0; j < w; j++)");
-        buf_line(b, ind + 2, "acc[j] = %s;", r_comb(&pc, "acc[j]", "acc[j + w]"));
-    }
+    lane_fold(b, ind, L, "acc", r_comb_fmt(&pc));
 }
 
 static const char *gen_rows(const Grp *g, int ng, const RCode *c, DType tx, DType ty)
@@ -407,7 +408,7 @@ static const char *gen_rows(const Grp *g, int ng, const RCode *c, DType tx, DTyp
         buf_line(&b, 1, "long %s;", decl.p);
     }
     if (L > 1)
-        buf_line(&b, 1, "int j, w;");
+        buf_line(&b, 1, "int j;");
     int ind = 1;
     for (int i = 0; i < ng - 1; i++)
         if (!g[i].red) {
@@ -783,9 +784,7 @@ static void lane_sum(Buf *b, int ind, const char *C, int L, int64_t K, const cha
         buf_line(b, ind + 1, "%s = %s;", a0, strf(comb, a0, "e"));
         buf_line(b, ind, "}");
     }
-    buf_line(b, ind, "for (w = %d; w > 0; w /= 2)", L / 2);
-    buf_line(b, ind + 1, "for (j = 0; j < w; j++)");
-    buf_line(b, ind + 2, "%s = %s;", aj, strf(comb, aj, strf("%s[j + w]", acc)));
+    lane_fold(b, ind, L, acc, comb);
 }
 
 /* Row softmax lanes: 8 (float) or 4 for long rows, 4 from 8 elements, else in order. */
@@ -844,7 +843,7 @@ static const char *softmax_rows_f32(Emit *e, Node *n, const char *doc, int64_t A
     return kernel(e, n, "reduce_softmax_rows_f32", "DOC", doc, "A", lit(A),
                   "FOR_A", loop_head("", "a", A, 1), "K", lit(K),
                   "AK", lit(A * K), "LANES_NOTE", lanes_note(L),
-                  "DECL", L > 1 ? strf("    int j, w;\n    float m[%d], s[%d];\n", L, L) : "",
+                  "DECL", L > 1 ? strf("    int j;\n    float m[%d], s[%d];\n", L, L) : "",
                   "MAX", mx.p, "SUM", sum.p, "DIV", softmax_div(K), NULL);
 }
 
@@ -885,7 +884,7 @@ static const char *softmax_rows(Emit *e, Node *n, const char *doc, int64_t A, in
                   "TY", dtype_ctype(t), "C", C, "A", lit(A), "FOR_A", loop_head("", "a", A, 1),
                   "K", lit(K),
                   "LANES_NOTE", lanes_note(L),
-                  "DECL", L > 1 ? strf("    int j, w;\n    %s m[%d], s[%d];\n", C, L, L) : "",
+                  "DECL", L > 1 ? strf("    int j;\n    %s m[%d], s[%d];\n", C, L, L) : "",
                   "MAX", mx.p, "SUM", sum.p, "OUT", out_loop, NULL);
 }
 

@@ -7,15 +7,16 @@
  * count is a binary search (upper bound for <=, lower bound for <), exact for every x
  * including NaN (no comparison holds: count 0).
  *
- * Conv + Relu. A float Conv (the matrix-product kernel of op_conv.c) whose output only a
- * Relu reads: the Relu node becomes that Conv, its aux a ConvEpilogue naming the fused
- * activation, and op_conv.c applies the Relu's own expression to each tile of the product's
- * output while it is in cache, instead of a pass over the whole tensor: the same bits.
+ * Conv + activation. A float Conv (the matrix-product or depthwise kernel of op_conv.c) whose
+ * output only a Relu, Silu (below), Sigmoid or Tanh reads: that node becomes the Conv, its aux
+ * a ConvEpilogue naming the fused activation, and op_conv.c applies the activation's own
+ * expression or vector kernel to each tile of the product's output while it is in cache,
+ * instead of a pass over the whole tensor: the same bits.
  *
- * Conv + BatchNormalization (+ Relu). Likewise a BatchNormalization in inference mode that
+ * Conv + BatchNormalization (+ activation). Likewise a BatchNormalization in inference mode that
  * alone reads such a Conv's output (of other than one channel per group): its parameters
  * become the Conv's inputs 3-6 and op_conv.c applies the BatchNormalization's own expression
- * (then the Relu's) to each tile, channel by channel: two passes over the output fewer, the
+ * (then the activation's) to each tile, channel by channel: two passes over the output fewer, the
  * same bits. (Folding it into the weights, as ONNX Runtime does, would change them.)
  *
  * Conv (+ Relu) + MaxPool. Likewise a MaxPool that only reads such a Conv's output and that
@@ -24,7 +25,7 @@
  *
  * Sigmoid + Mul (SiLU, as torch exports it): a float Sigmoid whose output only a Mul of its
  * input by it reads: the Mul node becomes Silu (op_internal.c), one pass instead of two, the
- * same bits.
+ * same bits. It is fused first, so that a Conv before it can take it.
  *
  * MatMul + Add. A float MatMul whose output only an Add of a bias reads (one value per
  * column, or one in all: a Linear layer on a batch of sequences, exported so): the Add node
@@ -225,19 +226,32 @@ static int try_conv_bn(Graph *g, Node *conv)
     return 1;
 }
 
-static int try_conv_relu(Graph *g, Node *conv)
+/* The activations a Conv takes into its epilogue: Relu as an expression, the others as
+ * their vector kernels over each tile (op_conv.c). */
+static int is_conv_activation(const Node *n)
+{
+    static const char *const acts[] = {"Relu", "Silu", "Sigmoid", "Tanh"};
+    if (*n->domain || n->nin != 1 || n->nout != 1 || !n->out[0] || n->out[0]->dt != DT_FLOAT ||
+        !same_type(n->in[0], n->out[0]))
+        return 0;
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+        if (!strcmp(n->op, acts[i]))
+            return 1;
+    return 0;
+}
+
+static int try_conv_act(Graph *g, Node *conv)
 {
     const ConvEpilogue *ep = conv->aux;
     if (!is_conv(conv) || (ep && (!ep->bn || ep->act || ep->pool_k[0])) ||
         !conv_takes_activation(conv))
         return 0;
-    Node *relu = sole_consumer(g, conv->out[0]);
-    if (!relu || strcmp(relu->op, "Relu") || *relu->domain || relu->nin != 1 ||
-        relu->nout != 1 || !relu->out[0] || relu->out[0]->dt != DT_FLOAT)
+    Node *act = sole_consumer(g, conv->out[0]);
+    if (!act || !is_conv_activation(act))
         return 0;
     ConvEpilogue with = ep ? *ep : (ConvEpilogue){0};
-    with.act = "Relu";
-    absorb_conv(relu, conv, &with);
+    with.act = act->op;
+    absorb_conv(act, conv, &with);
     return 1;
 }
 
@@ -269,6 +283,9 @@ static int try_silu(Graph *g, Node *sig)
     mul->op = "Silu";
     mul->in[0] = x;
     mul->nin = 1;
+    sig->dead = 1;                      /* uses counted as remove_dead would: x's by the Mul */
+    x->nuse--;
+    s->nuse = 0;
     return 1;
 }
 
@@ -312,11 +329,14 @@ static int try_matmul_add(Graph *g, Node *mm)
 int fuse_graph(Graph *g)
 {
     int fused = 0;
+    /* SiLU first: a Conv before it then takes it whole */
+    for (int i = 0; i < g->nnodes; i++)
+        if (!g->nodes[i]->dead)
+            fused += try_silu(g, g->nodes[i]);
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             fused += try_bucketize(g, g->nodes[i]) || try_conv_bn(g, g->nodes[i]) ||
-                     try_conv_relu(g, g->nodes[i]) ||
-                     try_conv_pool(g, g->nodes[i]) || try_matmul_add(g, g->nodes[i]) ||
-                     try_silu(g, g->nodes[i]);
+                     try_conv_act(g, g->nodes[i]) ||
+                     try_conv_pool(g, g->nodes[i]) || try_matmul_add(g, g->nodes[i]);
     return fused;
 }
