@@ -12,14 +12,16 @@
  * Advice goes through proto.c's checks (proto_advice_unpack), as in the pipe framing.
  * Servers check the token in gRPC's core, on a call's metadata, before its request is read
  * (TokenCredentials); a unix: socket is made 0600 before anyone may connect (SocketFile).
- * An ML-Compiler-Bridge application service: the client role over messages built at run
- * time from the application's descriptor set (BridgeClient). */
+ * An ML-Compiler-Bridge application service: both roles over messages built at run time
+ * from the application's descriptor set (BridgeClient; BridgeServer, a generic callback
+ * service whose calls meet evaluate at a monitor, as Step's do). */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/dynamic_message.h>
 #include <grpc/grpc_security.h>
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
@@ -86,7 +88,16 @@ struct Impl {
     std::unordered_map<std::string, int64_t> next_index;    /* per context name */
     std::string context;
     std::string advice;             /* the advice buffer evaluate returns */
+    virtual const void *evaluate(mlbc_runner *) { return NULL; }   /* a runner's decision */
+    virtual void stop() {}          /* before delete: a server ends its calls */
     virtual ~Impl() {}
+};
+
+/* A server's listening half: declared last among a server's bases, so that gRPC's server
+ * goes before the service it calls. */
+struct Listener {
+    std::unique_ptr<grpc::Server> server;
+    int port = -1;
 };
 
 std::string status_text(const grpc::Status &st)
@@ -324,6 +335,7 @@ struct Client : Impl {
     std::unique_ptr<grpc::ClientContext> sctx;
     std::unique_ptr<Stream> stream;
     bool unary = false;             /* the server has no EvaluateStream: Evaluate calls */
+    const void *evaluate(mlbc_runner *r) override;
     ~Client() override;
 };
 
@@ -453,9 +465,9 @@ std::shared_ptr<grpc::Channel> client_channel(const Impl *c, size_t max_receive)
     return grpc::CreateCustomChannel(c->address, creds, args);
 }
 
-const void *client_evaluate(mlbc_runner *r)
+const void *Client::evaluate(mlbc_runner *r)
 {
-    Client *c = static_cast<Client *>(r->impl);
+    Client *c = this;
     fill_observation(r, c);
     for (int attempt = 0;; attempt++) {
         mlbc::Advice reply;
@@ -612,11 +624,11 @@ struct PrivateBind {
     }
 };
 
-/* Builds and starts a server of service at p's address, receiving at most max_receive
- * bytes per message; sets *port (after port 0: the port got, which p->address then names;
- * 0 for unix:). False with err set. */
-bool start_server(Impl *p, grpc::Service *service, size_t max_receive,
-                  std::unique_ptr<grpc::Server> *server, int *port, char *err, size_t errlen)
+/* Builds and starts l's server at p's address, its services registered by add, receiving
+ * at most max_receive bytes per message; sets l->port (after port 0: the port got, which
+ * p->address then names; 0 for unix:). False with err set. */
+bool start_server(Impl *p, Listener *l, const std::function<void(grpc::ServerBuilder &)> &add,
+                  size_t max_receive, char *err, size_t errlen)
 {
     bool unix_socket = !p->address.compare(0, 5, "unix:");
     PrivateBind bind;
@@ -624,34 +636,32 @@ bool start_server(Impl *p, grpc::Service *service, size_t max_receive,
         return false;
     grpc::ServerBuilder b;
     b.AddListeningPort(unix_socket ? "unix:" + bind.temp : p->address, server_credentials(p),
-                       port);
-    b.RegisterService(service);
+                       &l->port);
+    add(b);
     b.SetMaxReceiveMessageSize((int)max_receive);
     b.SetMaxSendMessageSize((int)kMaxObservation);
     b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::NUM_CQS, 1);
     b.SetSyncServerOption(grpc::ServerBuilder::SyncServerOption::MAX_POLLERS, 2);
-    *server = b.BuildAndStart();
-    if (!*server || *port <= 0) {
+    l->server = b.BuildAndStart();
+    if (!l->server || l->port <= 0) {
         set_err(err, errlen, "grpc: cannot listen on %s (address in use, or not an address "
                 "of this machine?)", p->address.c_str());
         return false;
     }
     size_t colon = p->address.rfind(':');
     if (unix_socket) {
-        *port = 0;                  /* gRPC says 1 for a socket path: there is no port */
+        l->port = 0;                /* gRPC says 1 for a socket path: there is no port */
         return bind.publish(&p->socket, err, errlen);
     }
     if (p->address.substr(colon + 1) == "0")       /* errors name the port to dial */
-        p->address = p->address.substr(0, colon + 1) + std::to_string(*port);
+        p->address = p->address.substr(0, colon + 1) + std::to_string(l->port);
     return true;
 }
 
 /* ---- server role -------------------------------------------------------------------------- */
 
-struct Server : Impl, mlbc::Training::Service {
+struct Server : Impl, mlbc::Training::Service, Listener {
     mlbc_runner *r = nullptr;
-    std::unique_ptr<grpc::Server> server;
-    int port = -1;
     std::mutex mu;
     std::condition_variable cv;
     bool pending = false;           /* evaluate waits for advice on obs */
@@ -662,6 +672,8 @@ struct Server : Impl, mlbc::Training::Service {
 
     grpc::Status Step(grpc::ServerContext *ctx, const mlbc::StepRequest *req,
                       mlbc::StepReply *reply) override;
+    const void *evaluate(mlbc_runner *r) override;
+    void stop() override;
 };
 
 grpc::Status Server::Step(grpc::ServerContext *ctx, const mlbc::StepRequest *req,
@@ -701,9 +713,9 @@ grpc::Status Server::Step(grpc::ServerContext *ctx, const mlbc::StepRequest *req
     return grpc::Status::OK;
 }
 
-const void *server_evaluate(mlbc_runner *r)
+const void *Server::evaluate(mlbc_runner *r)
 {
-    Server *s = static_cast<Server *>(r->impl);
+    Server *s = this;
     std::unique_lock<std::mutex> lk(s->mu);
     fill_observation(r, s);
     s->pending = true;
@@ -722,20 +734,23 @@ const void *server_evaluate(mlbc_runner *r)
     return s->advice.data();
 }
 
+/* The driver's last Step gets "done"; the server stops (its calls get a second). */
+void Server::stop()
+{
+    if (!server)
+        return;
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        done = true;
+        cv.notify_all();
+    }
+    server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(kShutdownMs));
+}
+
 void destroy(mlbc_runner *r)
 {
     Impl *p = static_cast<Impl *>(r->impl);
-    if (Server *s = dynamic_cast<Server *>(p)) {
-        if (s->server) {
-            {
-                std::lock_guard<std::mutex> lk(s->mu);
-                s->done = true;
-                s->cv.notify_all();
-            }
-            s->server->Shutdown(std::chrono::system_clock::now() +
-                                std::chrono::milliseconds(kShutdownMs));
-        }
-    }
+    p->stop();
     delete p;
     r->impl = NULL;
 }
@@ -744,8 +759,7 @@ void destroy(mlbc_runner *r)
 const void *evaluate(mlbc_runner *r)
 {
     try {
-        return static_cast<Impl *>(r->impl)->role == MLBC_GRPC_SERVER ? server_evaluate(r)
-                                                                      : client_evaluate(r);
+        return static_cast<Impl *>(r->impl)->evaluate(r);
     } catch (const std::exception &e) {
         runner_fail(r, "grpc: %s", e.what());
     }
@@ -777,8 +791,8 @@ mlbc_runner *make_runner(const char *address, const mlbc_tensor_spec *features, 
         Server *s = static_cast<Server *>(p);
         s->r = r;
         /* a StepRequest is one advice tensor: refuse anything larger before it is parsed */
-        ok = start_server(s, s, proto_advice_limit(advice) + 64, &s->server, &s->port, err,
-                          errlen);
+        ok = start_server(s, s, [s](grpc::ServerBuilder &b) { b.RegisterService(s); },
+                          proto_advice_limit(advice) + 64, err, errlen);
     } else if (ok) {
         Client *c = static_cast<Client *>(p);
         c->stub = mlbc::Inference::NewStub(client_channel(c, proto_advice_limit(advice)));
@@ -790,13 +804,14 @@ mlbc_runner *make_runner(const char *address, const mlbc_tensor_spec *features, 
     return r;
 }
 
-/* ---- an ML-Compiler-Bridge application service (client role) ------------------------------- */
+/* ---- an ML-Compiler-Bridge application service -------------------------------------------- */
 
 /* The Bridge's gRPC runners are built on stubs protoc generates from each application's
  * .proto: a unary method whose request has the features as fields and whose reply has the
- * advice. Here the service comes as a FileDescriptorSet (protoc --descriptor_set_out
- * --include_imports), its messages built at run time (DynamicMessage), the method called
- * with the generic stub. */
+ * advice (inference mode), or the other way round (training mode). Here the service comes as
+ * a FileDescriptorSet (protoc --descriptor_set_out --include_imports), its messages built at
+ * run time (DynamicMessage), the method called with the generic stub or served by the
+ * generic callback service. */
 namespace pb = google::protobuf;
 
 /* One value between a tensor and a message field. */
@@ -961,17 +976,24 @@ bool set_advice_num(void *out, int t, int64_t k, const Num &n)
     return false;
 }
 
-struct BridgeClient : Impl {
+/* The application's method, its messages built at run time. The features go in one message's
+ * fields by name, the advice in the other's first field: in the client role the request and
+ * the reply, in the server role (the Bridge's training mode) the reply and the request. */
+struct BridgeMethod {
     pb::DescriptorPool pool;
     std::vector<std::string> files;                 /* the set's, in its order */
     pb::DynamicMessageFactory factory{&pool};
     std::string path;                               /* "/package.Service/method" */
-    std::unique_ptr<pb::Message> request, reply;
+    std::unique_ptr<pb::Message> features_msg, advice_msg;
     std::vector<const pb::FieldDescriptor *> field; /* per feature */
     const pb::FieldDescriptor *advice_field = nullptr;
+    size_t max_advice = 0;                          /* an advice message's bytes, at most */
+};
+
+struct BridgeClient : Impl, BridgeMethod {
     std::unique_ptr<grpc::GenericStub> stub;
     grpc::CompletionQueue cq;
-    size_t max_reply = 0;
+    const void *evaluate(mlbc_runner *r) override;
     ~BridgeClient() override
     {
         cq.Shutdown();
@@ -983,8 +1005,12 @@ struct BridgeClient : Impl {
 };
 
 /* The descriptor set's files into c's pool; false with a message naming the file. */
-bool load_descriptors(BridgeClient *c, const char *path, char *err, size_t errlen)
+bool load_descriptors(BridgeMethod *c, const char *path, char *err, size_t errlen)
 {
+    if (!path) {
+        set_err(err, errlen, "grpc: no descriptor set");
+        return false;
+    }
     std::ifstream in(path, std::ios::binary);
     std::stringstream ss;
     ss << in.rdbuf();
@@ -1007,7 +1033,7 @@ bool load_descriptors(BridgeClient *c, const char *path, char *err, size_t errle
 
 /* The method: "Service/method" or "package.Service/method", or NULL: the first method of the
  * set's first service. Unary only, as the Bridge's runners call it. */
-const pb::MethodDescriptor *find_method(const BridgeClient *c, const char *path,
+const pb::MethodDescriptor *find_method(const BridgeMethod *c, const char *path,
                                         const char *method, char *err, size_t errlen)
 {
     const pb::MethodDescriptor *m = nullptr;
@@ -1034,15 +1060,16 @@ const pb::MethodDescriptor *find_method(const BridgeClient *c, const char *path,
     return m;
 }
 
-/* Features to request fields by name, the advice from the reply's first field: false with
- * a message naming what does not fit. */
-bool bind_fields(BridgeClient *c, const mlbc_runner *r, const pb::MethodDescriptor *m,
-                 char *err, size_t errlen)
+/* Features to fields of one message by name, the advice from the other's first field (the
+ * reply's and the request's for a server): false with a message naming what does not fit. */
+bool bind_fields(BridgeMethod *c, const mlbc_runner *r, const pb::MethodDescriptor *m,
+                 bool server, char *err, size_t errlen)
 {
-    const pb::Descriptor *rq = m->input_type(), *rp = m->output_type();
+    const pb::Descriptor *fm = server ? m->output_type() : m->input_type();
+    const pb::Descriptor *am = server ? m->input_type() : m->output_type();
     for (int i = 0; i < r->ninputs; i++) {
         const mlbc_tensor_spec &s = r->specs[i];
-        const pb::FieldDescriptor *f = rq->FindFieldByName(s.name);
+        const pb::FieldDescriptor *f = fm->FindFieldByName(s.name);
         bool real = s.type == MLBC_FLOAT || s.type == MLBC_DOUBLE;
         const char *why = !f ? "no field of that name"
             : !is_number(f->cpp_type()) ? "the field is not a number or a bool"
@@ -1051,13 +1078,13 @@ bool bind_fields(BridgeClient *c, const mlbc_runner *r, const pb::MethodDescript
                                                                "field" : nullptr;
         if (why) {
             set_err(err, errlen, "grpc: feature '%s' does not fit %s: %s", s.name,
-                    rq->full_name().c_str(), why);
+                    fm->full_name().c_str(), why);
             return false;
         }
         c->field.push_back(f);
     }
     bool real = r->advice.type == MLBC_FLOAT || r->advice.type == MLBC_DOUBLE;
-    const pb::FieldDescriptor *f = rp->field_count() ? rp->field(0) : nullptr;
+    const pb::FieldDescriptor *f = am->field_count() ? am->field(0) : nullptr;
     const char *why = !f ? "it has no field"
         : !is_number(f->cpp_type()) ? "its first field is not a number or a bool"
         : !real && is_real(f->cpp_type()) ? "a real field for integer advice"
@@ -1065,32 +1092,75 @@ bool bind_fields(BridgeClient *c, const mlbc_runner *r, const pb::MethodDescript
                                                                   "advice of several values"
         : nullptr;
     if (why) {
-        set_err(err, errlen, "grpc: the advice does not fit %s: %s", rp->full_name().c_str(),
+        set_err(err, errlen, "grpc: the advice does not fit %s: %s", am->full_name().c_str(),
                 why);
         return false;
     }
     c->advice_field = f;
     c->path = "/" + m->service()->full_name() + "/" + m->name();
-    c->request.reset(c->factory.GetPrototype(rq)->New());
-    c->reply.reset(c->factory.GetPrototype(rp)->New());
-    c->max_reply = 64 + (size_t)mlbc_spec_count(&r->advice) * 11;    /* varints: 10 + tag */
+    c->features_msg.reset(c->factory.GetPrototype(fm)->New());
+    c->advice_msg.reset(c->factory.GetPrototype(am)->New());
+    c->max_advice = 64 + (size_t)mlbc_spec_count(&r->advice) * 11;    /* varints: 10 + tag */
     return true;
 }
 
-/* The request from the inputs; false (the runner failed) when a value does not fit. */
-bool fill_request(mlbc_runner *r, BridgeClient *c)
+/* The features message from the inputs: "", or why a value does not fit its field. */
+std::string fill_features(const mlbc_runner *r, BridgeMethod *c)
 {
-    c->request->Clear();
+    c->features_msg->Clear();
     for (int i = 0; i < r->ninputs; i++)
         for (int64_t k = 0, n = mlbc_spec_count(&r->specs[i]); k < n; k++)
-            if (!set_field(c->request.get(), c->field[i],
+            if (!set_field(c->features_msg.get(), c->field[i],
                            tensor_num(r->specs[i].type, r->inputs[i], k))) {
-                runner_fail(r, "grpc %s: feature '%s' value %lld does not fit field %s",
-                            c->address.c_str(), r->specs[i].name, (long long)k,
-                            c->field[i]->full_name().c_str());
-                return false;
+                char why[300];
+                set_err(why, sizeof why, "feature '%s' value %lld does not fit field %s",
+                        r->specs[i].name, (long long)k, c->field[i]->full_name().c_str());
+                return why;
             }
-    return true;
+    return "";
+}
+
+/* The advice message in buf, its first field into out (the advice's bytes): 0, or -1 with a
+ * message. That field in another wire type (kept as an unknown field by the parser) is
+ * advice of another type, not a missing value. */
+int take_bridge_advice(const mlbc_runner *r, BridgeMethod *c, const grpc::ByteBuffer &buf,
+                       void *out, char *err, size_t errlen)
+{
+    std::vector<grpc::Slice> slices;
+    std::string bytes;
+    if (!buf.Dump(&slices).ok()) {
+        set_err(err, errlen, "unreadable message");
+        return -1;
+    }
+    for (const grpc::Slice &s : slices)
+        bytes.append(reinterpret_cast<const char *>(s.begin()), s.size());
+    pb::Message *m = c->advice_msg.get();
+    const pb::FieldDescriptor *f = c->advice_field;
+    m->Clear();
+    if (!m->ParseFromString(bytes)) {
+        set_err(err, errlen, "the message is not a %s", m->GetTypeName().c_str());
+        return -1;
+    }
+    const pb::UnknownFieldSet &unknown = m->GetReflection()->GetUnknownFields(*m);
+    for (int i = 0; i < unknown.field_count(); i++)
+        if (unknown.field(i).number() == f->number()) {
+            set_err(err, errlen, "%s comes in another wire type: not a %s",
+                    f->full_name().c_str(), f->type_name());
+            return -1;
+        }
+    int64_t n = f->is_repeated() ? m->GetReflection()->FieldSize(*m, f) : 1;
+    if (n != mlbc_spec_count(&r->advice)) {
+        set_err(err, errlen, "%s has %lld value(s), the advice %lld", f->full_name().c_str(),
+                (long long)n, (long long)mlbc_spec_count(&r->advice));
+        return -1;
+    }
+    for (int64_t k = 0; k < n; k++)
+        if (!set_advice_num(out, r->advice.type, k, field_num(*m, f, (int)k))) {
+            set_err(err, errlen, "%s value %lld does not fit the advice's type",
+                    f->full_name().c_str(), (long long)k);
+            return -1;
+        }
+    return 0;
 }
 
 /* One call: OK with the reply's bytes in out, or the status. */
@@ -1114,112 +1184,290 @@ grpc::Status bridge_call(BridgeClient *c, const grpc::ByteBuffer &req, grpc::Byt
     return st;
 }
 
-/* The reply's first field into the advice buffer: 0, or -1 with a message. */
-int take_reply(const mlbc_runner *r, BridgeClient *c, const grpc::ByteBuffer &buf, char *err,
-               size_t errlen)
+const void *BridgeClient::evaluate(mlbc_runner *r)
 {
-    std::vector<grpc::Slice> slices;
-    std::string bytes;
-    if (!buf.Dump(&slices).ok()) {
-        set_err(err, errlen, "unreadable reply");
-        return -1;
-    }
-    for (const grpc::Slice &s : slices)
-        bytes.append(reinterpret_cast<const char *>(s.begin()), s.size());
-    c->reply->Clear();
-    if (!c->reply->ParseFromString(bytes)) {
-        set_err(err, errlen, "the reply is not a %s", c->reply->GetTypeName().c_str());
-        return -1;
-    }
-    const pb::FieldDescriptor *f = c->advice_field;
-    int64_t n = f->is_repeated() ? c->reply->GetReflection()->FieldSize(*c->reply, f) : 1;
-    if (n != mlbc_spec_count(&r->advice)) {
-        set_err(err, errlen, "%s has %lld value(s), the advice %lld", f->full_name().c_str(),
-                (long long)n, (long long)mlbc_spec_count(&r->advice));
-        return -1;
-    }
-    for (int64_t k = 0; k < n; k++)
-        if (!set_advice_num(&c->advice[0], r->advice.type, k, field_num(*c->reply, f, (int)k))) {
-            set_err(err, errlen, "%s value %lld does not fit the advice's type",
-                    f->full_name().c_str(), (long long)k);
-            return -1;
-        }
-    return 0;
-}
-
-const void *bridge_evaluate(mlbc_runner *r)
-{
-    BridgeClient *c = static_cast<BridgeClient *>(r->impl);
-    if (!fill_request(r, c))
+    std::string why = fill_features(r, this), msg;
+    if (!why.empty()) {
+        runner_fail(r, "grpc %s: %s", address.c_str(), why.c_str());
         return NULL;
-    std::string msg;
-    c->request->SerializeToString(&msg);
+    }
+    features_msg->SerializeToString(&msg);
     grpc::Slice slice(msg);
     grpc::ByteBuffer req(&slice, 1);
     for (int attempt = 0;; attempt++) {
         grpc::ByteBuffer out;
-        grpc::Status st = bridge_call(c, req, &out);
+        grpc::Status st = bridge_call(this, req, &out);
         if (st.ok()) {
             char err[200];
-            if (take_reply(r, c, out, err, sizeof err) == 0)
-                return c->advice.data();
-            runner_fail(r, "grpc %s: bad reply to %s: %s", c->address.c_str(), c->path.c_str(),
-                        err);
+            if (take_bridge_advice(r, this, out, &advice[0], err, sizeof err) == 0)
+                return advice.data();
+            runner_fail(r, "grpc %s: bad reply to %s: %s", address.c_str(), path.c_str(), err);
             return NULL;
         }
-        if (st.error_code() != grpc::StatusCode::UNAVAILABLE || attempt >= c->retries) {
+        if (st.error_code() != grpc::StatusCode::UNAVAILABLE || attempt >= retries) {
             runner_fail(r, "grpc %s: %s failed (%d attempt(s), %d ms deadline each): %s",
-                        c->address.c_str(), c->path.c_str(), attempt + 1, c->timeout_ms,
+                        address.c_str(), path.c_str(), attempt + 1, timeout_ms,
                         status_text(st).c_str());
             return NULL;
         }
-        std::this_thread::sleep_for(std::chrono::milliseconds(retry_delay_ms(c->backoff_ms,
+        std::this_thread::sleep_for(std::chrono::milliseconds(retry_delay_ms(backoff_ms,
                                                                              attempt)));
     }
 }
 
-const void *evaluate_bridge_service(mlbc_runner *r)
+/* ---- the server role: the Bridge's training mode ----------------------------------------- */
+
+/* In the Bridge's training mode (gRPCModelRunner as a server) the compiler serves the method
+ * and the trainer calls it: a request carries advice, its reply the next observation. One
+ * call at a time is the trainer's. evaluate answers the waiting call with the features, then
+ * waits for the next call, returns its advice and leaves it waiting for the next evaluate;
+ * the first call only opens the episode. The method is known at run time only, so calls come
+ * to a generic callback service; a monitor (mu, cv) joins them to evaluate, as Step's does.
+ * Finish is never called with mu held: gRPC may run a reaction inline, and they take mu. */
+const char kBridgeDone[] = "done: the compiler has made its last decision";
+
+struct BridgeServer;
+
+/* One call of the trainer; it deletes itself when gRPC is done with it. */
+struct BridgeCall : grpc::ServerGenericBidiReactor {
+    BridgeServer *s;
+    grpc::ByteBuffer in, out;
+    bool ended = false;         /* (s->mu) whoever set it calls Finish, once */
+    explicit BridgeCall(BridgeServer *server) : s(server) { StartRead(&in); }
+    void OnReadDone(bool ok) override;
+    void OnCancel() override;
+    void OnDone() override { delete this; }
+};
+
+struct BridgeServer : Impl, BridgeMethod, grpc::CallbackGenericService, Listener {
+    mlbc_runner *r = nullptr;
+    std::mutex mu;
+    std::condition_variable cv;
+    BridgeCall *call = nullptr;     /* the trainer's call the compiler answers next */
+    Clock::time_point due;          /* when the watchdog ends it unanswered */
+    std::string gone;               /* why it ended unanswered */
+    std::string failure;            /* the runner failed: calls end ABORTED with this */
+    bool done = false;              /* the runner is being freed */
+    int64_t answered = 0;           /* observations sent */
+    std::thread watchdog;
+
+    grpc::ServerGenericBidiReactor *CreateReactor(
+        grpc::GenericCallbackServerContext *ctx) override;
+    const void *evaluate(mlbc_runner *r) override;
+    void stop() override;
+    void watch();
+    BridgeCall *take();
+    bool await_call(std::unique_lock<std::mutex> &lk, const std::string &what);
+    const void *fail(std::unique_lock<std::mutex> &lk, grpc::StatusCode code,
+                     const std::string &msg);
+};
+
+grpc::ServerGenericBidiReactor *BridgeServer::CreateReactor(
+    grpc::GenericCallbackServerContext *ctx)
 {
-    try {
-        return bridge_evaluate(r);
-    } catch (const std::exception &e) {
-        runner_fail(r, "grpc: %s", e.what());
+    if (ctx->method() != path)
+        return grpc::CallbackGenericService::CreateReactor(ctx);       /* UNIMPLEMENTED */
+    return new BridgeCall(this);
+}
+
+/* Its request has come (ok), or the call ended without one. It waits for the compiler,
+ * unless another call does or the runner failed or is done: then it ends at once, saying
+ * which. */
+void BridgeCall::OnReadDone(bool ok)
+{
+    grpc::Status st;
+    {
+        std::lock_guard<std::mutex> lk(s->mu);
+        if (ended)
+            return;
+        if (ok && !s->done && s->failure.empty() && !s->call) {
+            s->call = this;
+            s->due = Clock::now() + std::chrono::milliseconds(s->timeout_ms);
+            s->gone.clear();
+            s->cv.notify_all();
+            return;
+        }
+        st = !ok ? grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "no request")
+           : s->done ? grpc::Status(grpc::StatusCode::OUT_OF_RANGE, kBridgeDone)
+           : !s->failure.empty() ? grpc::Status(grpc::StatusCode::ABORTED, s->failure)
+           : grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, "another call of the "
+                          "trainer waits for the compiler: one call at a time");
+        ended = true;
     }
+    Finish(st);
+}
+
+/* The trainer cancelled, its deadline passed or its connection broke. */
+void BridgeCall::OnCancel()
+{
+    {
+        std::lock_guard<std::mutex> lk(s->mu);
+        if (s->call == this) {
+            s->call = nullptr;
+            s->gone = "the trainer's call to " + s->path + " was cancelled (or the trainer "
+                      "went away) before observation " + std::to_string(s->answered);
+            s->cv.notify_all();
+        }
+        if (ended)
+            return;
+        ended = true;
+    }
+    Finish(grpc::Status::CANCELLED);
+}
+
+/* The waiting call, now the caller's to Finish (mu held). */
+BridgeCall *BridgeServer::take()
+{
+    BridgeCall *c = call;
+    call = nullptr;
+    if (c)
+        c->ended = true;
+    return c;
+}
+
+/* Ends a call the compiler leaves unanswered for timeout_ms, as a Step waits at most that
+ * long for an observation: a trainer without a deadline of its own (the Bridge's Python sets
+ * none) learns that the compiler stalls. */
+void BridgeServer::watch()
+{
+    std::unique_lock<std::mutex> lk(mu);
+    while (!done) {
+        if (!call) {
+            cv.wait(lk);
+            continue;
+        }
+        if (Clock::now() < due) {
+            cv.wait_until(lk, due);
+            continue;
+        }
+        std::string msg = "the compiler made no observation within " +
+                          std::to_string(timeout_ms) + " ms";
+        gone = msg + " of the trainer's call to " + path + " (it ended DEADLINE_EXCEEDED)";
+        BridgeCall *c = take();
+        lk.unlock();
+        c->Finish(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED, msg));
+        lk.lock();
+    }
+}
+
+/* The runner fails for good with msg; the waiting call, if any, ends with code and msg.
+ * Releases mu (held by lk). NULL. */
+const void *BridgeServer::fail(std::unique_lock<std::mutex> &lk, grpc::StatusCode code,
+                               const std::string &msg)
+{
+    runner_fail(r, "%s", msg.c_str());
+    failure = msg;
+    BridgeCall *c = take();
+    lk.unlock();
+    if (c)
+        c->Finish(grpc::Status(code, msg));
     return NULL;
 }
 
-const runner_ops bridge_ops = {evaluate_bridge_service, NULL, destroy, NULL};
+/* Waits up to timeout_ms for a call of the trainer (what: the one awaited): true once one
+ * waits, else the runner fails saying why (mu held by lk). */
+bool BridgeServer::await_call(std::unique_lock<std::mutex> &lk, const std::string &what)
+{
+    cv.wait_until(lk, Clock::now() + std::chrono::milliseconds(timeout_ms),
+                  [this] { return call || !gone.empty(); });
+    if (call)
+        return true;
+    fail(lk, grpc::StatusCode::ABORTED, "grpc " + address + ": " + (gone.empty() ?
+         "no call to " + path + " " + what + " within " + std::to_string(timeout_ms) + " ms"
+         : gone));
+    return false;
+}
+
+const void *BridgeServer::evaluate(mlbc_runner *r)
+{
+    std::string why = fill_features(r, this), bytes;
+    features_msg->SerializeToString(&bytes);
+    std::unique_lock<std::mutex> lk(mu);
+    if (!why.empty())
+        return fail(lk, grpc::StatusCode::ABORTED, "grpc " + address + ": " + why);
+    std::string k = std::to_string(answered);
+    if (!await_call(lk, "for observation " + k))
+        return NULL;
+    BridgeCall *c = take();
+    answered++;
+    lk.unlock();
+    grpc::Slice slice(bytes);
+    c->out = grpc::ByteBuffer(&slice, 1);
+    c->StartWriteAndFinish(&c->out, grpc::WriteOptions(), grpc::Status::OK);
+    lk.lock();
+    if (!await_call(lk, "with advice for observation " + k))
+        return NULL;
+    char err[200];
+    if (take_bridge_advice(r, this, call->in, &advice[0], err, sizeof err))
+        return fail(lk, grpc::StatusCode::INVALID_ARGUMENT, "grpc " + address +
+                    ": bad request to " + path + ": " + err);
+    due = Clock::now() + std::chrono::milliseconds(timeout_ms);
+    return advice.data();
+}
+
+/* The trainer's waiting call ends OUT_OF_RANGE (kBridgeDone): the episode is over. Then the
+ * server stops (calls in progress get a second). */
+void BridgeServer::stop()
+{
+    BridgeCall *c;
+    {
+        std::lock_guard<std::mutex> lk(mu);
+        done = true;
+        c = take();
+        cv.notify_all();
+    }
+    if (watchdog.joinable())
+        watchdog.join();
+    if (c)
+        c->Finish(grpc::Status(grpc::StatusCode::OUT_OF_RANGE, kBridgeDone));
+    if (server)
+        server->Shutdown(std::chrono::system_clock::now() +
+                         std::chrono::milliseconds(kShutdownMs));
+}
+
+/* Listens (requests of at most max_message bytes, else advice-sized), and the watchdog. */
+bool start_bridge_server(BridgeServer *s, mlbc_runner *r, const mlbc_grpc_options &o,
+                         char *err, size_t errlen)
+{
+    s->r = r;
+    size_t limit = o.max_message > 0 ? (size_t)o.max_message : s->max_advice;
+    if (!start_server(s, s, [s](grpc::ServerBuilder &b) {
+            b.RegisterCallbackGenericService(s);
+        }, limit, err, errlen))
+        return false;
+    s->watchdog = std::thread([s] { s->watch(); });
+    return true;
+}
 
 mlbc_runner *make_bridge_runner(const char *address, const char *descriptors,
                                 const char *method, const mlbc_tensor_spec *features, int n,
                                 const mlbc_tensor_spec *advice, const mlbc_grpc_options &o,
                                 char *err, size_t errlen)
 {
-    if (o.role != MLBC_GRPC_CLIENT) {
-        set_err(err, errlen, "grpc: a Bridge application service is called in the client "
-                "role only");
-        return NULL;
-    }
-    mlbc_runner *r = runner_new(&bridge_ops, features, n, advice, err, errlen);
+    mlbc_runner *r = runner_new(&grpc_ops, features, n, advice, err, errlen);
     if (!r)
         return NULL;
-    BridgeClient *c = new BridgeClient;
-    r->impl = c;
+    bool serve = o.role == MLBC_GRPC_SERVER;
+    BridgeServer *s = serve ? new BridgeServer : nullptr;
+    BridgeClient *c = serve ? nullptr : new BridgeClient;
+    Impl *p = serve ? static_cast<Impl *>(s) : c;
+    BridgeMethod *m = serve ? static_cast<BridgeMethod *>(s) : c;
+    r->impl = p;
     memset(r->bound, 1, (size_t)r->ninputs);
-    c->advice.resize(mlbc_spec_bytes(advice) + 1);
-    const pb::MethodDescriptor *m = nullptr;
-    bool ok = configure(c, address, o, err, errlen) && descriptors &&
-              load_descriptors(c, descriptors, err, errlen) &&
-              (m = find_method(c, descriptors, method, err, errlen)) &&
-              bind_fields(c, r, m, err, errlen);
-    if (ok && !descriptors)
-        set_err(err, errlen, "grpc: no descriptor set");
+    p->advice.resize(mlbc_spec_bytes(advice) + 1);
+    const pb::MethodDescriptor *md = nullptr;
+    bool ok = configure(p, address, o, err, errlen) &&
+              load_descriptors(m, descriptors, err, errlen) &&
+              (md = find_method(m, descriptors, method, err, errlen)) &&
+              bind_fields(m, r, md, serve, err, errlen);
     if (ok && runner_own_unbound(r)) {
         set_err(err, errlen, "grpc: out of memory");
         ok = false;
     }
-    if (ok)
-        c->stub.reset(new grpc::GenericStub(client_channel(c, c->max_reply)));
+    if (ok && serve)
+        ok = start_bridge_server(s, r, o, err, errlen);
+    else if (ok)
+        c->stub.reset(new grpc::GenericStub(client_channel(c, c->max_advice)));
     if (!ok) {
         mlbc_runner_free(r);
         return NULL;
@@ -1240,15 +1488,13 @@ struct Binding {
     uint64_t used;
 };
 
-struct ModelServer : Impl, mlbc::Inference::Service {
+struct ModelServer : Impl, mlbc::Inference::Service, Listener {
     const mlbc_model_desc *model = nullptr;
     mlbc_grpc_policy policy = nullptr;      /* instead of a model (mlbc_grpc_serve_policy) */
     void *user = nullptr;
     std::string feed, fetch, selector;      /* ropt's strings, owned */
     mlbc_release_options ropt = {};
     mlbc_tensor_spec advice_spec = {};
-    std::unique_ptr<grpc::Server> server;
-    int port = -1;
     std::mutex mu;                  /* one call at a time: the model contexts are not shared */
     std::map<std::string, Binding> runners;         /* release runners by feature set */
     size_t held = 0;                /* their bytes: at most max_message */
@@ -1481,7 +1727,8 @@ mlbc_grpc_model_server *listen_model_server(const char *address, const mlbc_grpc
     try {
         m = new ModelServer;
         if (configure(m, address, o, err, errlen) && setup(m) &&
-            start_server(m, m, (size_t)m->max_message, &m->server, &m->port, err, errlen))
+            start_server(m, m, [m](grpc::ServerBuilder &b) { b.RegisterService(m); },
+                         (size_t)m->max_message, err, errlen))
             return reinterpret_cast<mlbc_grpc_model_server *>(m);
     } catch (const std::exception &e) {
         set_err(err, errlen, "grpc: %s", e.what());
@@ -1606,6 +1853,6 @@ extern "C" int mlbc_runner_grpc_port(const mlbc_runner *r)
 {
     if (!r || r->ops != &grpc_ops)
         return -1;
-    const Server *s = dynamic_cast<const Server *>(static_cast<const Impl *>(r->impl));
-    return s ? s->port : -1;
+    const Listener *l = dynamic_cast<const Listener *>(static_cast<const Impl *>(r->impl));
+    return l ? l->port : -1;
 }

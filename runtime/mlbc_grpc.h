@@ -11,6 +11,8 @@
  *  - MLBC_GRPC_SERVER: the runner listens, and evaluate publishes the Observation to a
  *    driver calling mlbc.Training/Step (e.g. mlbc_gym.drive), then waits for the advice the
  *    driver's next Step carries. Freeing the runner answers the driver's last Step "done".
+ * mlbc_runner_grpc_bridge takes both roles over an ML-Compiler-Bridge application's own
+ * service instead (below).
  *
  * Every call and every wait has a deadline (timeout_ms). An unreachable peer (the model
  * server absent or dead) is retried `retries` times with exponential backoff from
@@ -68,7 +70,8 @@ typedef struct mlbc_grpc_options {
     const char *token_file;     /* the token from this file (see above); not with token.
                                    ($MLBC_GRPC_TOKEN is the tools' business, not read here) */
     int allow_insecure;         /* non-zero: a token may go in clear off loopback (no TLS) */
-    long max_message;           /* model server: the largest Observation, bytes; 0: 64 MiB */
+    long max_message;           /* model server: the largest Observation, bytes; 0: 64 MiB
+                                   (a Bridge server: the largest request; 0: advice-sized) */
 } mlbc_grpc_options;
 
 /* A gRPC runner at address (see above); opt may be NULL (a loopback client, no security).
@@ -78,17 +81,34 @@ mlbc_runner *mlbc_runner_grpc(const char *address, const mlbc_tensor_spec *featu
                               int nfeatures, const mlbc_tensor_spec *advice,
                               const mlbc_grpc_options *opt, char *err, size_t errlen);
 
-/* A client of an ML-Compiler-Bridge application service (the Bridge's gRPC runners call
- * stubs that protoc generates from each application's .proto). descriptors: a
+/* A runner speaking an ML-Compiler-Bridge application service (the Bridge's gRPC runners
+ * use stubs that protoc generates from each application's .proto). descriptors: a
  * FileDescriptorSet of that .proto (protoc --descriptor_set_out=FILE --include_imports
  * APP.proto); method: "Service/method" or "package.Service/method", or NULL for the first
- * method of the last file's first service; unary. Each evaluate calls it with a request
- * that holds each feature in the field of its name (a singular field takes a feature of one
- * value, a repeated field all its values; integers range-checked, a float feature only in
- * a float or double field) and takes the reply's first field as the advice (exactly as many
- * values as the advice has; converted to its type, integers range-checked). opt as for
- * mlbc_runner_grpc, client role only: deadlines, retries, TLS, the token. NULL with a
- * message in err when the set, the method or the binding does not fit. */
+ * method of the last file's first service; unary. The features go in one message, each in
+ * the field of its name (a singular field takes a feature of one value, a repeated field
+ * all its values; integers range-checked, a float feature only in a float or double
+ * field); the advice is the other message's first field (exactly as many values as the
+ * advice has; converted to its type, integers range-checked; that field in another wire
+ * type is refused). opt as for mlbc_runner_grpc: deadlines, TLS, the token, and:
+ *  - MLBC_GRPC_CLIENT (the Bridge's inference mode): each evaluate calls the method with
+ *    the features in the request and takes the advice from the reply; retries.
+ *  - MLBC_GRPC_SERVER (its training mode, the trainer calling, e.g. the Bridge's
+ *    GrpcCompilerInterface in client mode): the runner serves the method, the advice in
+ *    the request, the features in the reply. evaluate answers the trainer's waiting call
+ *    with the features (waiting up to timeout_ms for one), then waits up to timeout_ms for
+ *    its next call and returns that call's advice; the call waits for the next evaluate's
+ *    features. The trainer's first call opens the episode: its request is not read. One
+ *    call at a time: another one is refused (FAILED_PRECONDITION). A call the compiler
+ *    leaves unanswered for timeout_ms ends DEADLINE_EXCEEDED (as a Step does); then, as
+ *    when the trainer cancels it or goes away, the next evaluate fails at once, unless the
+ *    trainer has called again (that call opens anew). Freeing the runner ends the waiting
+ *    call OUT_OF_RANGE ("done: ..."): the trainer's end of the episode. A request that
+ *    does not parse or advice that does not fit fails the runner for good (the call gets
+ *    INVALID_ARGUMENT with the message); later calls get ABORTED. Requests of at most
+ *    max_message bytes (0: advice-sized). The port, the unix: socket, TLS and the token
+ *    as for the Training server.
+ * NULL with a message in err when the set, the method or the binding does not fit. */
 mlbc_runner *mlbc_runner_grpc_bridge(const char *address, const char *descriptors,
                                      const char *method, const mlbc_tensor_spec *features,
                                      int nfeatures, const mlbc_tensor_spec *advice,
@@ -100,8 +120,8 @@ mlbc_runner *mlbc_runner_grpc_bridge(const char *address, const char *descriptor
 int mlbc_grpc_check(const char *address, const mlbc_grpc_options *opt, char *err,
                     size_t errlen);
 
-/* The port a server-role runner listens on (useful after port 0); 0 for a unix: address,
- * -1 for other runners. */
+/* The port a server-role runner (mlbc_runner_grpc or _bridge) listens on (useful after
+ * port 0); 0 for a unix: address, -1 for other runners. */
 int mlbc_runner_grpc_port(const mlbc_runner *r);
 
 /* A model server: answers mlbc.Inference/Evaluate and EvaluateStream (what a client-role

@@ -2,6 +2,7 @@
 it on numpy inputs and compare results. Real parts only: the real mlbc binary, a real C
 compiler, real files."""
 import atexit
+import fcntl
 import os
 import shutil
 import subprocess
@@ -72,6 +73,66 @@ def runtime_program_builds(src, exe, build):
              ["cc", "-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
               "-fno-sanitize-recover=undefined", "-Wno-unused-parameter"] + common +
              ["-o", exe + "_asan", src] + srcs + RT_LIBS)]
+
+
+def pkg_flags(what, *names):
+    """pkg-config's flags (what: --cflags or --libs) for names."""
+    return subprocess.run(["pkg-config", what] + list(names), capture_output=True,
+                          text=True).stdout.split()
+
+
+def grpc_asan_build(src, exe, build):
+    """A test program of the gRPC runner under ASan+UBSan: src linked with runtime/grpc.cc
+    and the C runtime built from source with the sanitizers, and protoc's C++ output of
+    runtime/mlbc.proto without (gRPC's own libraries are not instrumented: it checks the
+    runner's code, not gRPC's). The objects are kept in BUILD/grpc_asan and remade only
+    when older than their source, a runtime header or mlbc.proto (grpc.cc alone takes some
+    20 s): test_grpc and test_bridge share them, under a lock as they may run at once.
+    (exe, "") or (None, the compilers' errors)."""
+    obj = os.path.join(os.path.abspath(build), "grpc_asan")
+    os.makedirs(obj, exist_ok=True)
+    san = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
+           "-D_GNU_SOURCE"]
+    srcs, inc = runtime_sources(build)
+    rt = os.path.join(ROOT, "runtime")
+    gen = os.path.join(os.path.abspath(build), "grpc")
+    cxx = ["c++", "-std=c++17", "-c", "-I" + rt, "-I" + gen] + pkg_flags(
+        "--cflags", "grpc++", "protobuf")
+    jobs = [cxx + san + [os.path.join(rt, "grpc.cc")]]
+    jobs += [cxx + ["-O1", os.path.join(gen, f)] for f in ("mlbc.pb.cc", "mlbc.grpc.pb.cc")]
+    jobs += [["cc", "-std=c11", "-c"] + san + inc + [s] for s in srcs]
+    with open(os.path.join(obj, ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        objs, errs = _compile_stale(jobs, obj, [os.path.join(rt, f) for f in os.listdir(rt)
+                                                if f.endswith(".h") or f == "mlbc.proto"])
+        if not errs:
+            p = subprocess.run(["cc", "-std=c11", "-I" + rt] + san + [src, "-o", exe] + objs +
+                               pkg_flags("--libs", "grpc++", "protobuf") + ["-lstdc++"] +
+                               RT_LIBS, capture_output=True, text=True)
+            errs = [p.stderr] if p.returncode else []
+    return (None, "".join(errs).strip()[:800]) if errs else (exe, "")
+
+
+def _compile_stale(jobs, obj, deps):
+    """Runs at once the compile commands (source last) whose object in obj is missing or
+    older than the source or any of deps; each object written whole (renamed into place).
+    (all the objects, the failed commands' output)."""
+    newest = max(os.path.getmtime(d) for d in deps)
+    objs, procs = [], []
+    for j in jobs:
+        o = os.path.join(obj, os.path.basename(j[-1]).rsplit(".", 1)[0] + ".o")
+        objs.append(o)
+        if not os.path.exists(o) or os.path.getmtime(o) < max(os.path.getmtime(j[-1]), newest):
+            procs.append((o, subprocess.Popen(j + ["-o", o + ".tmp"], stdout=subprocess.PIPE,
+                                              stderr=subprocess.STDOUT, text=True)))
+    errs = []
+    for o, p in procs:
+        out = p.communicate()[0]
+        if p.returncode:
+            errs.append(out)
+        else:
+            os.replace(o + ".tmp", o)
+    return objs, errs
 
 
 def san_env(kind):

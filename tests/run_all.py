@@ -24,8 +24,8 @@ ALONE, PAIRED = "alone", "paired"
 
 def programs(build):
     """(title, command, ALONE or PAIRED). PAIRED programs share no build directory with one
-    another and assert no time tighter than seconds (test_fuzz's make builds BUILD/fuzz
-    only); test_train is ALONE as its training runs for a set time, test_errors as it builds
+    another (but test_grpc's and test_bridge's BUILD/grpc_asan, under a lock) and assert no
+    time tighter than seconds (test_fuzz's make builds BUILD/fuzz only); test_train is ALONE as its training runs for a set time, test_errors as it builds
     BUILD/asan, which test_clang uses."""
     b = ["--build", build]
     return [

@@ -48,11 +48,6 @@ def check(name, ok, detail=""):
     return ok
 
 
-def pkg(what, *names):
-    return subprocess.run(["pkg-config", what] + list(names), capture_output=True,
-                          text=True).stdout.split()
-
-
 def build(build_dir):
     """grpc_peer against libmlbc_grpc.a and libmlbc_rt.a, warnings as errors."""
     out = os.path.join(build_dir, "test_grpc", "grpc_peer")
@@ -60,7 +55,8 @@ def build(build_dir):
     cmd = ["cc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-D_GNU_SOURCE",
            "-Iruntime", "-o", out, os.path.join(HERE, "grpc", "grpc_peer.c"),
            os.path.join(build_dir, "libmlbc_grpc.a"), os.path.join(build_dir, "libmlbc_rt.a")
-           ] + pkg("--libs", "grpc++", "protobuf") + ["-lstdc++"] + mlbctest.RT_LIBS
+           ] + mlbctest.pkg_flags("--libs", "grpc++", "protobuf") + ["-lstdc++"] + \
+        mlbctest.RT_LIBS
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     check("build grpc_peer", p.returncode == 0, (p.stderr or p.stdout).strip()[:800])
     return out if p.returncode == 0 else None
@@ -68,35 +64,12 @@ def build(build_dir):
 
 def build_asan(build_dir):
     """grpc_peer with runtime/grpc.cc and the C runtime built from source under ASan and
-    UBSan (gRPC's own libraries are not instrumented; protoc's output needs no checks)."""
-    obj = os.path.join(build_dir, "test_grpc", "asan")
-    os.makedirs(obj, exist_ok=True)
-    san = ["-O1", "-g", "-fsanitize=address,undefined", "-fno-omit-frame-pointer",
-           "-D_GNU_SOURCE"]
-    srcs, inc = mlbctest.runtime_sources(build_dir)
-    gen = os.path.join(os.path.abspath(build_dir), "grpc")
-    cxx = ["c++", "-std=c++17", "-c", "-Iruntime", "-I" + gen] + pkg("--cflags", "grpc++",
-                                                                      "protobuf")
-    jobs = [cxx + san + [os.path.join(ROOT, "runtime", "grpc.cc")]]
-    jobs += [cxx + ["-O1", os.path.join(gen, f)] for f in ("mlbc.pb.cc", "mlbc.grpc.pb.cc")]
-    jobs += [["cc", "-std=c11", "-c"] + san + inc + [s] for s in srcs]
-    objs = []
-    for j in jobs:
-        o = os.path.join(obj, os.path.basename(j[-1]).rsplit(".", 1)[0] + ".o")
-        objs.append(o)
-        j += ["-o", o]
-    procs = [subprocess.Popen(j, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              cwd=ROOT) for j in jobs]
-    errs = [p.communicate()[0] for p in procs if p.wait() != 0]
-    out = os.path.join(obj, "grpc_peer")
-    if not errs:
-        p = subprocess.run(["cc", "-std=c11", "-Iruntime"] + san +
-                           [os.path.join(HERE, "grpc", "grpc_peer.c"), "-o", out] + objs +
-                           pkg("--libs", "grpc++", "protobuf") + ["-lstdc++"] +
-                           mlbctest.RT_LIBS, capture_output=True, text=True, cwd=ROOT)
-        errs = [p.stderr] if p.returncode else []
-    check("build grpc_peer under ASan+UBSan", not errs, "".join(errs).strip()[:800])
-    return None if errs else out
+    UBSan (mlbctest.grpc_asan_build)."""
+    out = os.path.join(build_dir, "test_grpc", "grpc_peer_asan")
+    exe, errs = mlbctest.grpc_asan_build(os.path.join(HERE, "grpc", "grpc_peer.c"), out,
+                                         build_dir)
+    check("build grpc_peer under ASan+UBSan", exe is not None, errs)
+    return exe
 
 
 # ---- the C peer ---------------------------------------------------------------------------

@@ -8,7 +8,11 @@
                                        model server the compiler calls, or a driver stepping
                                        a compiler that serves (needs python3-grpcio)
   serve_bridge(policy, "app.desc")     the model side of an ML-Compiler-Bridge application's
-                                       gRPC service, given its descriptor set
+                                       gRPC service, given its descriptor set (the Bridge's
+                                       inference mode: the compiler calls)
+  drive_bridge(policy, "app.desc", addr) / BridgeDriver
+                                       its training mode: the compiler serves the method,
+                                       the trainer calls it with advice
   LogReader / read_log / LogWriter     LLVM training logs (TrainingLogger format)
   TensorSpec                           LLVM's tensor spec and raw tensor coding
 
@@ -25,7 +29,7 @@ __all__ = ["TensorSpec", "ProtocolError", "TYPES", "have_numpy", "LogReader", "L
 __version__ = "0.1"
 
 _RPC = ("serve_model", "drive", "Driver", "ModelServer")
-_BRIDGE = ("serve_bridge", "BridgeModelServer")
+_BRIDGE = ("serve_bridge", "BridgeModelServer", "drive_bridge", "BridgeDriver")
 
 
 def __getattr__(name):

@@ -1,18 +1,27 @@
-"""The model side of an ML-Compiler-Bridge application service over gRPC: the Bridge's C++
-runners call a service that protoc generates per application from its .proto (e.g.
-MLBridgeTestService.getAdvice(Request) returns (Reply)). Given that .proto's descriptor set
-(protoc --include_imports --descriptor_set_out=app.desc app.proto), this server answers the
-method with the pipe host's policy:
+"""An ML-Compiler-Bridge application service over gRPC, from the model's side: protoc generates
+the service per application from its .proto, and given that .proto's descriptor set (protoc
+--include_imports --descriptor_set_out=app.desc app.proto) these speak it with the pipe
+host's policy, policy(features, context, index) -> advice. features maps each field's name to
+a list of its values (one for a singular field); context is None; index counts the calls.
+The advice goes in a message's first field, as the Bridge's Python puts it there (ctypes
+values as their value, numpy as lists; a repeated field takes a list).
+
+The Bridge's inference mode: the compiler calls (its gRPCModelRunner as a client, or mlbc's
+mlbc_runner_grpc_bridge), serve_bridge answers with the request's fields as the features:
 
     from mlbc_gym import serve_bridge
     with serve_bridge(policy, "app.desc", "127.0.0.1:50051") as server:
         run_compiler()
 
-policy(features, context, index): features maps each request field's name to a list of its
-values (one for a singular field); context is None; index counts the calls. Its advice goes
-in the reply's first field, as the Bridge's Python puts it there (ctypes values as their
-value, numpy as lists; a repeated field takes a list). The security and size options are
-rpc.py's (token, TLS, loopback unless allow_remote, max_message).
+Its training mode: the compiler serves the method (mlbc_runner_grpc_bridge's server role),
+drive_bridge calls it as the Bridge's GrpcCompilerInterface does in client mode, with the
+advice in the request and the reply's fields as the features:
+
+    from mlbc_gym import drive_bridge
+    n = drive_bridge(policy, "app.desc", "127.0.0.1:50051", "Service/queryCompiler")
+
+The security and size options are rpc.py's (token, TLS, loopback unless allow_remote,
+max_message; timeout for a driver).
 """
 import threading
 
@@ -20,7 +29,8 @@ import grpc
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
 from .host import HostError, _bridge_value
-from .rpc import _Served
+from .native import check_address, resolve_token
+from .rpc import _Calling, _channel, _metadata, _retrying, _Served
 
 
 def _message_class(pool, descriptor):
@@ -57,6 +67,32 @@ def load_method(descriptors, method=None):
     raise HostError("%s has no %s" % (descriptors, "method " + method if method else "service"))
 
 
+def _check_advice_field(message_class):
+    if not message_class.DESCRIPTOR.fields:
+        raise HostError("%s has no field for the advice" % message_class.DESCRIPTOR.name)
+
+
+def _fields(message):
+    """A message's fields as a policy's features: name -> list of values."""
+    feats = {}
+    for f in message.DESCRIPTOR.fields:
+        v = getattr(message, f.name)
+        feats[f.name] = list(v) if f.label == f.LABEL_REPEATED else [v]
+    return feats
+
+
+def _with_advice(message_class, out):
+    """A message_class holding the policy's output out in its first field."""
+    out = _bridge_value(out)
+    m = message_class()
+    f = message_class.DESCRIPTOR.fields[0]
+    if f.label == f.LABEL_REPEATED:
+        getattr(m, f.name).extend(out if isinstance(out, list) else [out])
+    else:
+        setattr(m, f.name, out[0] if isinstance(out, list) and len(out) == 1 else out)
+    return m
+
+
 class BridgeModelServer(_Served):
     """Answers one Bridge application method, one call at a time (a policy need not be
     thread-safe). .port, .calls, .exception (the policy's, or advice that does not fit the
@@ -66,9 +102,7 @@ class BridgeModelServer(_Served):
                  tls_cert=None, tls_key=None, tls_ca=None, allow_remote=False, workers=2,
                  token_file=None, allow_insecure=False, max_message=None):
         service, name, self.request_class, self.reply_class = load_method(descriptors, method)
-        if not self.reply_class.DESCRIPTOR.fields:
-            raise HostError("%s has no field for the advice" % self.reply_class.DESCRIPTOR.name)
-        self.advice_field = self.reply_class.DESCRIPTOR.fields[0]
+        _check_advice_field(self.reply_class)
         self.policy = policy
         self.calls = 0
         self.exception = None
@@ -82,20 +116,10 @@ class BridgeModelServer(_Served):
                     workers, max_message)
 
     def _answer(self, request, context):
-        feats = {}
-        for f in request.DESCRIPTOR.fields:
-            v = getattr(request, f.name)
-            feats[f.name] = list(v) if f.label == f.LABEL_REPEATED else [v]
+        feats = _fields(request)
         with self._lock:
             try:
-                out = _bridge_value(self.policy(feats, None, self.calls))
-                reply = self.reply_class()
-                f = self.advice_field
-                if f.label == f.LABEL_REPEATED:
-                    getattr(reply, f.name).extend(out if isinstance(out, list) else [out])
-                else:
-                    setattr(reply, f.name, out[0] if isinstance(out, list) and len(out) == 1
-                            else out)
+                reply = _with_advice(self.reply_class, self.policy(feats, None, self.calls))
             except Exception as e:
                 self.exception = e
                 context.abort(grpc.StatusCode.INTERNAL, "policy or advice: %s: %s"
@@ -107,3 +131,57 @@ class BridgeModelServer(_Served):
 def serve_bridge(policy, descriptors, address="127.0.0.1:0", **options):
     """A started BridgeModelServer (options as its constructor's)."""
     return BridgeModelServer(policy, descriptors, address, **options)
+
+
+class BridgeDriver(_Calling):
+    """The trainer of the Bridge's training mode, against a compiler serving an application's
+    method (mlbc_runner_grpc_bridge in the server role): reset() makes the opening call with
+    a default request and gets the first observation; step(advice) sends the advice in the
+    request's first field and gets the next. Each returns the reply's fields as a policy's
+    features, or None once the compiler has made its last decision (the call ends
+    OUT_OF_RANGE; .done is then True). Every call waits at most timeout seconds (for the
+    compiler to start listening, too), then raises HostError, as any other failure."""
+
+    def __init__(self, descriptors, address, method=None, timeout=10.0, token=None,
+                 tls_cert=None, tls_key=None, tls_ca=None, allow_remote=False, token_file=None,
+                 allow_insecure=False):
+        service, name, self.request_class, reply_class = load_method(descriptors, method)
+        _check_advice_field(self.request_class)
+        token = resolve_token(token, token_file)
+        check_address(address, allow_remote, token, tls_ca is not None, allow_insecure)
+        self.address, self.timeout, self.metadata = address, timeout, _metadata(token)
+        self.path = "/%s/%s" % (service, name)
+        self.channel = _channel(address, tls_cert, tls_key, tls_ca)
+        self.call = self.channel.unary_unary(
+            self.path, request_serializer=self.request_class.SerializeToString,
+            response_deserializer=reply_class.FromString)
+        self.done = False
+
+    def reset(self):
+        return self._query(self.request_class())
+
+    def step(self, advice):
+        return self._query(_with_advice(self.request_class, advice))
+
+    def _query(self, request):
+        try:
+            reply = _retrying(lambda left: self.call(request, timeout=left,
+                                                     metadata=self.metadata), self.timeout)
+        except grpc.RpcError as e:
+            if e.code() == grpc.StatusCode.OUT_OF_RANGE:
+                self.done = True
+                return None
+            raise HostError("%s at %s: %s: %s" % (self.path, self.address, e.code().name,
+                                                  e.details()))
+        return _fields(reply)
+
+
+def drive_bridge(policy, descriptors, address, method=None, **options):
+    """Plays the trainer against the compiler at address with policy until the compiler is
+    done; returns the number of observations answered (options as BridgeDriver's)."""
+    with BridgeDriver(descriptors, address, method, **options) as d:
+        feats, n = d.reset(), 0
+        while feats is not None:
+            feats = d.step(policy(feats, None, n))
+            n += 1
+        return n

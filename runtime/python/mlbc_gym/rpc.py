@@ -260,7 +260,39 @@ def _channel(address, tls_cert, tls_key, tls_ca):
     return grpc.secure_channel(address, creds, options=opts)
 
 
-class Driver:
+def _retrying(call, timeout):
+    """call(seconds left)'s result. An unreachable compiler (not listening yet, or refusing
+    the handshake: UNAVAILABLE) is called again with backoff until timeout seconds have
+    passed; then, or on another error, the last grpc.RpcError is raised. Waiting for
+    readiness instead would hide why a connection fails behind DEADLINE_EXCEEDED."""
+    deadline = time.monotonic() + timeout
+    delay = 0.02
+    while True:
+        left = deadline - time.monotonic()
+        try:
+            return call(max(left, 0.001))
+        except grpc.RpcError as e:
+            if e.code() != grpc.StatusCode.UNAVAILABLE or left <= delay:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.5)
+
+
+class _Calling:
+    """A driver's channel (.channel), closed by close() or a with block (Driver,
+    bridge.BridgeDriver)."""
+
+    def close(self):
+        self.channel.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Driver(_Calling):
     """The ML-Compiler-Bridge's step/reset over a compiler's Training service: reset() gets
     the first observation, step(advice) answers it and gets the next; each returns
     (features, context, index), or None when the compiler is done (.done is then True).
@@ -288,36 +320,17 @@ class Driver:
         return self._step(req)
 
     def _step(self, req):
-        """One Step; an unreachable compiler (not listening yet, or refusing the handshake)
-        is tried again with backoff until the timeout, and its last error reported: waiting
-        for readiness instead would hide why a connection fails behind DEADLINE_EXCEEDED."""
-        deadline = time.monotonic() + self.timeout
-        delay = 0.02
-        while True:
-            left = deadline - time.monotonic()
-            try:
-                reply = self.stub.Step(req, timeout=max(left, 0.001), metadata=self.metadata)
-                break
-            except grpc.RpcError as e:
-                if e.code() != grpc.StatusCode.UNAVAILABLE or left <= delay:
-                    raise HostError("Step at %s: %s: %s" % (self.address, e.code().name,
-                                                            e.details()))
-            time.sleep(delay)
-            delay = min(delay * 2, 0.5)
+        try:
+            reply = _retrying(lambda left: self.stub.Step(req, timeout=left,
+                                                          metadata=self.metadata),
+                              self.timeout)
+        except grpc.RpcError as e:
+            raise HostError("Step at %s: %s: %s" % (self.address, e.code().name, e.details()))
         if reply.done:
             self.done = True
             return None
         o = reply.observation
         return features_of(o, self.numpy), o.context, o.index
-
-    def close(self):
-        self.channel.close()
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
 
 def drive(address, policy, **options):
