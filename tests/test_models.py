@@ -233,8 +233,8 @@ def check_conv_pool(mlbc, work):
 # Conv (+ BatchNormalization) (+ activation), the BatchNormalization and the activation
 # applied to each tile of the products (fuse.c): (x shape, out channels, kernel, strides,
 # pads, group, BatchNormalization, activation: None, Relu, Silu as torch writes it (Sigmoid +
-# Mul), Sigmoid or Tanh). Products of several rows (13x11, rows of 16 and of 32), per row
-# (strided along H only), with pixels as rows (7x7), of a 1x1 Conv's x read in place,
+# Mul), Sigmoid or Tanh). Products of several rows (13x11, rows of 16), per row (strided
+# along H only; rows of 32 and 48), with pixels as rows (7x7), of a 1x1 Conv's x read in place,
 # grouped, strided along W (phases; 40x41: tiles), 1-D; depthwise Convs (their own kernel),
 # which take an activation but no BatchNormalization (CONV_ACT_APART: a BatchNormalization
 # between them keeps the Relu apart too).
@@ -258,6 +258,8 @@ CONV_ACT_CASES = [
     ((1, 6, 9, 9), 6, 3, (1, 1), (1, 1, 1, 1), 6, False, "Silu"),
     ((1, 6, 9, 9), 12, 3, (1, 1), (1, 1, 1, 1), 6, False, "Tanh"),
     ((2, 8, 30), 8, 3, (1,), (1, 1), 8, False, "Sigmoid"),
+    ((1, 3, 6, 48), 8, 3, (1, 1), (1, 1, 1, 1), 1, False, "Relu"),
+    ((1, 16, 64), 32, 3, (1,), (1, 1), 4, False, "Silu"),
     ((1, 6, 9, 9), 6, 3, (1, 1), (1, 1, 1, 1), 6, True, "Relu"),
 ]
 CONV_ACT_APART = 1
