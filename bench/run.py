@@ -85,12 +85,18 @@ def harness(work, program, flags, out, blas=False):
 # ---- machine ---------------------------------------------------------------------------
 
 def machine_facts():
-    cpu = "?"
+    """What the results hold for. The CPU's name alone can hide a generation ("AMD EPYC"
+    is Zen 4 or Zen 5, whose AVX-512 ceilings differ twofold): family and model too."""
+    info = {}
     with open("/proc/cpuinfo") as f:
         for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+            key, _, value = line.partition(":")
+            if not line.strip():
+                break                   # the first CPU's block
+            info.setdefault(key.strip(), value.strip())
+    cpu = "%s (family %s, model %s%s)" % (
+        info.get("model name", "?"), info.get("cpu family", "?"), info.get("model", "?"),
+        ", avx512f" if "avx512f" in info.get("flags", "").split() else "")
     return [("nproc", run(["nproc"]).strip()), ("cpu", cpu),
             ("cc", run([CC, "--version"]).splitlines()[0]),
             ("load average", "%.2f %.2f %.2f" % os.getloadavg())]
