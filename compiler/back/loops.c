@@ -269,8 +269,8 @@ const char *unloop(const char *text)
  * floats, 2.7x slower). */
 void lane_fold(Buf *b, int ind, int L, const char *acc, const char *comb)
 {
+    const char *aj = strf("%s[j]", acc);
     for (int w = L / 2; w > 1; w /= 2) {
-        const char *aj = strf("%s[j]", acc);
         buf_line(b, ind, "%s", loop_head("", "j", w, 1));
         buf_line(b, ind + 1, "%s = %s;", aj, strf(comb, aj, strf("%s[j + %d]", acc, w)));
     }

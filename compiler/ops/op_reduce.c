@@ -255,11 +255,6 @@ static const char *r_comb_fmt(const RCode *c)
     }
 }
 
-static const char *r_comb(const RCode *c, const char *a, const char *m)
-{
-    return strf(r_comb_fmt(c), a, m);
-}
-
 /* One accumulation step: acc combined with the mapped value v (shift: LogSumExp's). A float
  * sum of squares is an explicit fused multiply-add (fused(): contraction cannot change it). */
 static const char *r_step(const RCode *c, const char *acc, const char *shift)
@@ -268,7 +263,7 @@ static const char *r_step(const RCode *c, const char *acc, const char *shift)
         const char *v = !strcmp(c->A, c->V) ? "v" : strf("(%s)v", c->A);
         return fused(c->AT, v, v, acc);
     }
-    return r_comb(c, acc, r_map(c, shift));
+    return strf(r_comb_fmt(c), acc, r_map(c, shift));
 }
 
 static const char *int_min(DType t)
