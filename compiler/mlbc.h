@@ -264,6 +264,9 @@ typedef struct ConvEpilogue {
     double bn_eps;                      /* and its epsilon */
     const char *act;                    /* "Relu", "Silu", "Sigmoid", "Tanh", or NULL */
     int64_t pool_k[2], pool_s[2];       /* a 2-D MaxPool after it (kernel, strides), or 0s */
+    const char *mean;                   /* or the mean of each output plane after it: the op
+                                           that took it ("GlobalAveragePool", "ReduceMean"),
+                                           whose order of additions it keeps; or NULL */
 } ConvEpilogue;
 
 /* op_conv.c: a float Conv computed by matrix products, whose kernel can apply an activation
@@ -273,7 +276,16 @@ typedef struct ConvEpilogue {
 int conv_takes_activation(Node *n);
 int conv_takes_batchnorm(Node *n);
 int conv_takes_maxpool(Node *conv, Node *pool, ConvEpilogue *ep);
+/* op_conv.c: a float 2-D Conv whose products have pixels as rows, then the mean of each output
+ * plane (NEXT: a GlobalAveragePool, or a ReduceMean over the plane: reduce_mean_axes) in
+ * lanes of 8 pixels, whose planes are then never stored */
+int conv_takes_mean(Node *conv, Node *next, ConvEpilogue *ep);
+/* op_reduce.c: the axes a float ReduceMean reduces, as a mask, known at compile time (0: not
+ * such a node) */
+unsigned long reduce_mean_axes(Node *n);
 int64_t conv_workspace(Node *n);        /* Node.ws_bytes of a Conv, after a fusion too */
+/* The fold of a global pool's 8 lanes s[0..7] (op_pool.c; a Conv's fused mean keeps it) */
+#define GLOBAL_POOL_SUM "((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))"
 /* op_pool.c: a float 2-D MaxPool without pads, dilations, partial windows or read indices:
  * its kernel K and strides S */
 int maxpool_plain_2d(Node *pool, int64_t *k, int64_t *s);

@@ -132,6 +132,12 @@ def fused_conv_act():
     return model, test_models.kinds.random_inputs(model, seed=3)
 
 
+def fused_conv_mean():
+    """test_models' Convs with the mean of each plane fused, and their random feeds."""
+    model = test_models.conv_mean_graph(False)
+    return model, test_models.kinds.random_inputs(model, seed=3)
+
+
 def node_case(testdir):
     model = onnx.load(os.path.join(testdir, "model.onnx"))
     types = mlbctest.tensor_types(model)
@@ -245,6 +251,7 @@ def main():
         graph = getattr(test_models, tag + "_variants_graph")
         cases.append(("model " + tag, lambda t=tag, g=graph: graph_case(work, t, g)))
     cases.append(("model conv_act", lambda: graph_case(work, "conv_act", fused_conv_act)))
+    cases.append(("model conv_mean", lambda: graph_case(work, "conv_mean", fused_conv_mean)))
     for t in NODE_SAMPLE:
         d = os.path.join(datadir, "node", "test_" + t)
         cases.append(("node test_" + t, lambda d=d: node_case(d)))

@@ -265,6 +265,17 @@ CONV_ACT_CASES = [
 CONV_ACT_APART = 1
 
 
+def batchnorm(rng, x, y, m, t, inits, **attrs):
+    """A BatchNormalization node X -> Y over M channels, its random scale, bias, mean and
+    variance (named s, b, mu, v + T) appended to INITS."""
+    from onnx import helper, numpy_helper
+    names = ["s", "b", "mu", "v"]
+    for j, name in enumerate(names):
+        v = rng.standard_normal(m) if j < 3 else rng.random(m) + 0.05
+        inits.append(numpy_helper.from_array(v.astype(np.float32), name + t))
+    return helper.make_node("BatchNormalization", [x] + [b + t for b in names], [y], **attrs)
+
+
 def conv_act_graph(keep_apart):
     """The CONV_ACT_CASES as one model; keep_apart: each Conv's output is an output too."""
     from onnx import helper, numpy_helper
@@ -284,13 +295,8 @@ def conv_act_graph(keep_apart):
         nodes.append(helper.make_node("Conv", args, [last], kernel_shape=[k] * nsp,
                                       strides=list(s), pads=list(pads), group=group))
         if bn:
-            names = ["s", "b", "mu", "v"]
-            for j, name in enumerate(names):
-                v = rng.standard_normal(m) if j < 3 else rng.random(m) + 0.05
-                inits.append(numpy_helper.from_array(v.astype(np.float32), name + t))
-            nodes.append(helper.make_node("BatchNormalization", [last] + [b + t for b in names],
-                                          ["n" + t if act else "y" + t],
-                                          epsilon=1e-3 if i % 3 else 1e-5))
+            nodes.append(batchnorm(rng, last, "n" + t if act else "y" + t, m, t, inits,
+                                   epsilon=1e-3 if i % 3 else 1e-5))
             last = "n" + t
         if act == "Silu":
             nodes.append(helper.make_node("Sigmoid", [last], ["sg" + t]))
@@ -324,6 +330,77 @@ def check_conv_act(mlbc, work):
     return fused_vs_apart(mlbc, work, "conv_act", conv_act_graph, inspect,
                           len(CONV_ACT_CASES), "Conv (+ BatchNormalization) (+ activation)",
                           gen.reference)
+
+
+# Conv (+ BatchNormalization) (+ activation), then the mean of each plane (GlobalAveragePool
+# or ReduceMean over it, axes as an input: opset 18), fused where the products have pixels as
+# rows and the plane is whole lanes of 8 (conv_takes_mean): (x shape, out channels, group,
+# BatchNormalization, activation, mean: "gap" or keepdims of the ReduceMean, fused). Planes
+# in one product and in several (48 rows of 8), groups, a Relu applied before the sum; a
+# 7x7 plane (not lanes of 8) and 20 channels (channels as rows) stay apart.
+CONV_MEAN_CASES = [
+    ((2, 3, 8, 8), 96, 1, True, "Silu", 0, True),
+    ((2, 4, 8, 8), 32, 1, False, "Relu", "gap", True),
+    ((1, 8, 8, 8), 16, 1, True, "Relu", 1, True),
+    ((3, 3, 8, 8), 48, 1, False, "Tanh", "gap", True),
+    ((1, 2, 48, 8), 64, 1, True, None, 0, True),
+    ((1, 8, 8, 8), 32, 2, False, "Relu", "gap", True),
+    ((1, 4, 7, 7), 16, 1, True, "Relu", 0, False),
+    ((2, 3, 8, 8), 20, 1, False, "Relu", "gap", False),
+]
+
+
+def conv_mean_graph(keep_apart):
+    """The CONV_MEAN_CASES as one model; keep_apart: each mean's input is an output too."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(43)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits = [], [], [], []
+    inits.append(numpy_helper.from_array(np.array([2, 3], np.int64), "axes"))
+    for i, (x, m, group, bn, act, mean, _) in enumerate(CONV_MEAN_CASES):
+        t = str(i)
+        inputs.append(helper.make_tensor_value_info("x" + t, F, x))
+        inits.append(numpy_helper.from_array(
+            rng.standard_normal((m, x[1] // group, 3, 3)).astype(np.float32), "w" + t))
+        inits.append(numpy_helper.from_array(rng.standard_normal(m).astype(np.float32), "cb" + t))
+        last = "c" + t
+        nodes.append(helper.make_node("Conv", ["x" + t, "w" + t, "cb" + t], [last],
+                                      kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=group))
+        if bn:
+            nodes.append(batchnorm(rng, last, "n" + t, m, t, inits))
+            last = "n" + t
+        if act == "Silu":
+            nodes.append(helper.make_node("Sigmoid", [last], ["sg" + t]))
+            nodes.append(helper.make_node("Mul", [last, "sg" + t], ["a" + t]))
+            last = "a" + t
+        elif act:
+            nodes.append(helper.make_node(act, [last], ["a" + t]))
+            last = "a" + t
+        if mean == "gap":
+            nodes.append(helper.make_node("GlobalAveragePool", [last], ["y" + t]))
+            shape = [x[0], m, 1, 1]
+        else:
+            nodes.append(helper.make_node("ReduceMean", [last, "axes"], ["y" + t],
+                                          keepdims=mean))
+            shape = [x[0], m] + [1, 1] * mean
+        outputs.append(helper.make_tensor_value_info("y" + t, F, shape))
+        if keep_apart:
+            outputs.append(helper.make_tensor_value_info(last, F, [x[0], m] + list(x[2:])))
+    graph = helper.make_graph(nodes, "conv_mean", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+
+
+def check_conv_mean(mlbc, work):
+    """Fused and unfused Conv + mean of each plane (fused_vs_apart)."""
+    import gen
+
+    def inspect(code, apart):
+        fused = len(re.findall(r"^/\* Conv: .*; then the mean of each plane", code, re.M))
+        want = 0 if apart else sum(c[6] for c in CONV_MEAN_CASES)
+        if fused != want:
+            raise Failure("%d Convs took the mean of their planes, not %d" % (fused, want))
+    return fused_vs_apart(mlbc, work, "conv_mean", conv_mean_graph, inspect,
+                          len(CONV_MEAN_CASES), "Conv + mean", gen.reference)
 
 
 # MatMul + Add of a bias, fused into the product's c operand (fuse.c): A's shape, B's, the
@@ -590,7 +667,9 @@ def check_paths_variants(mlbc, work):
     """paths_variants_graph against onnx_np, and which kernels have paths."""
     def inspect(code):
         paths = set(re.findall(r"MLBC_AVX512 static (?:void|int) (\w+)_avx512\(", code))
-        kinds_ = sorted({re.sub(r"_\d+$", "", p) for p in paths})
+        if "model_run" not in paths:
+            raise Failure("the run's statements have no paths (compiler/back/emit.c, emit_run)")
+        kinds_ = sorted({re.sub(r"_\d+$", "", p) for p in paths - {"model_run"}})
         want = ["add", "batchnormalization", "gather", "mul", "pow", "reducemax", "reducemean",
                 "reducesum", "where"]
         if kinds_ != want:
@@ -914,6 +993,8 @@ def main():
          lambda: check_pool_variants(mlbc, work), "nodes vs onnx_np"),
         ("Conv + BatchNormalization + activation fused, the same bits as apart",
          lambda: check_conv_act(mlbc, work), "chains"),
+        ("Conv + mean of each plane fused, the same bits as apart",
+         lambda: check_conv_mean(mlbc, work), "chains, the bits of the unfused, onnx_np's values"),
         ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
          "kinds"),
     ]

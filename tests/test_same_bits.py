@@ -374,6 +374,8 @@ def main():
                    "mlbc_gemm_f32_taps_pool(",
                fused_chains(root, "conv_act", test_models.conv_act_graph):
                    "Conv: the fused BatchNormalization",
+               fused_chains(root, "conv_mean", test_models.conv_mean_graph):
+                   "then the mean of each plane",
                kernel_cases(root, "layernorm", test_models.layernorm_variants_graph):
                    "mlbc_layernorm_f32(",
                kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32(",

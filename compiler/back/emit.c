@@ -243,6 +243,7 @@ static const struct {
     /* the array loop first, for the same reason */
     {"MLBC_VMAP(", "vmath_map"}, {"mlbc_vexp_f32(", "vmath_exp"},
     {"mlbc_vsigmoid_f32(", "vmath_sigmoid"}, {"mlbc_vsilu_f32(", "vmath_sigmoid"},
+    {"mlbc_vsigmoid_c(", "vmath_sigmoid"}, {"mlbc_vsilu_c(", "vmath_sigmoid"},
     {"mlbc_vtanh_f32(", "vmath_tanh"},
     {"mlbc_verf_f32(", "vmath_erf"}, {"mlbc_expk_", "vmath_expk"}, {"mlbc_expneg_", "vmath_expneg"},
     /* the LSTM's state pass calls tanh per element; the LSTM calls its array loop too */
@@ -382,6 +383,16 @@ const char *kernel(Emit *e, Node *n, const char *tmpl, ...)
     return kernelv(e, n, tmpl, kv);
 }
 
+/* templates/isa_paths.c for ${FN}_any(PARAMS), returning RET, the dispatcher's linkage LINK
+ * ("static " or ""). */
+static const char *isa_paths(const char *params, const char *args, const char *ret,
+                             const char *link)
+{
+    return substitute("isa_paths", template_body("isa_paths"),
+                      (const char *[]){"PARAMS", params, "ARGS", args, "RET", ret, "RETURN",
+                                       *ret == 'i' ? "return " : "", "LINK", link, NULL});
+}
+
 /* As kernel(), for a template whose "static void ${FN}(...)" (or "static int") is plain C
  * loops over WORK elements that the C compiler vectorises: from MLBC_PATHS_MIN elements on,
  * the loops become ${FN}_any and templates/isa_paths.c compiles them for each x86 path and
@@ -414,9 +425,7 @@ const char *kernel_paths(Emit *e, Node *n, int64_t work, const char *tmpl, ...)
     const char *p = one.p;
     Buf b = {0};
     buf_printf(&b, "%.*sMLBC_LOOPS %s ${FN}_any(%s%s", (int)(at - text), text, ret, p, close);
-    buf_puts(&b, substitute("isa_paths", template_body("isa_paths"),
-                            (const char *[]){"PARAMS", p, "ARGS", param_names(p), "RET", ret,
-                                             "RETURN", *ret == 'i' ? "return " : "", NULL}));
+    buf_puts(&b, isa_paths(p, param_names(p), ret, "static "));
     return instance(e, n, b.p);
 }
 
@@ -797,11 +806,21 @@ static void emit_once(Emit *e, const char *N, Buf *c)
     buf_puts(c, "}\n\n");
 }
 
+/* NAME_run (a composite's part: static). Its statements are NAME_run_any, compiled for each
+ * x86 path (templates/isa_paths.c) like a kernel's loops: the small loops inlined into it
+ * (an Add of 32 floats) run as wide as at -march=native, and the vector kernels they feed
+ * load whole vectors that were stored whole, not pieced from narrower stores (a store
+ * forward that fails: a GRU cell at gcc -O2 1.3x slower for it). */
 static void emit_run(Emit *e, const char *N, Buf *c)
 {
     Code *run = &e->part->run;
-    buf_printf(c, "%sint %s(%s_ctx *ctx)\n{\n", e->composite ? "static " : "",
-               part_fn(e, N, "run"), N);
+    const char *fn = part_fn(e, N, "run"), *link = e->composite ? "static " : "";
+    const char *params = strf("%s_ctx *ctx", N);
+    if (run->body.p)
+        buf_printf(c, "/* The run's statements: %s below takes them on the CPU's best path. */\n"
+                      "MLBC_LOOPS int %s_any(%s)\n{\n", fn, fn, params);
+    else
+        buf_printf(c, "%sint %s(%s)\n{\n", link, fn, params);
     if ((!run->body.p || !strstr(uncommented(run->body.p), "ctx->")) &&
         !(e->opt->weights_file && e->weights->n))
         buf_puts(c, "    (void)ctx; /* everything was computed at compile time */\n");
@@ -811,6 +830,8 @@ static void emit_run(Emit *e, const char *N, Buf *c)
     if (run->body.p)
         put_fenced(c, run->body.p);
     buf_puts(c, "    return 0;\n}\n\n");
+    if (run->body.p)
+        buf_printf(c, "%s\n", replace_fn(isa_paths(params, "ctx", "int", link), fn));
 }
 
 /* A composite's NAME_once: every part's values computed once (each part's arena is its own
@@ -950,6 +971,8 @@ void emit_models(const Member *ms, int n, Graph *api, const Options *o, Output *
         e.part = &e.parts[i];
         diag_file = ms[i].path;         /* an operator's emitter may refuse a node */
         emit_part(&e);
+        if (e.part->run.body.p)
+            helper(&e, "isa");          /* the paths of the run's statements (emit_run) */
     }
     int64_t scratch = layout_scratch(&e, ms);
     if (o->weights_file && !out->w.bytes)

@@ -677,7 +677,9 @@ typedef struct GemmPlan {
     int pool2;                          /* with nr = 2: the fused 2x2 MaxPool taken on the
                                            product's registers (mlbc_gemm_f32_taps_pool) */
     int64_t pad_floats, buf_floats;     /* workspace: xp, then the columns or output tile, */
-    int64_t bn_floats;                  /* then a fused BatchNormalization's table */
+    int64_t bn_floats;                  /* then a fused BatchNormalization's table, */
+    int64_t mean_floats;                /* then a fused mean's lanes (templates/
+                                           conv_pix_mean.c) */
 } GemmPlan;
 
 /* What is applied to each tile of a Conv's products: the kernels of the fused Relu, MaxPool
@@ -936,6 +938,7 @@ static void gemm_plan(const ConvK *c, GemmPlan *p)
         p->buf_floats = taps * p->tile;
     }
     p->bn_floats = c->ep && c->ep->bn ? 3 * g->M : 0;
+    p->mean_floats = c->ep && c->ep->mean ? 8 * g->MG : 0;
 }
 
 /* Outputs of the fused MaxPool along H (axis 0) or W (1) of a 2-D Conv: floor mode, no pads. */
@@ -951,6 +954,8 @@ static const char *epilogue_doc(const ConvK *c)
         return "";
     const char *act = strf("%s%s", ep->bn ? "; then BatchNormalization" : "",
                            ep->act ? strf("; then %s", ep->act) : "");
+    if (ep->mean)
+        return strf("%s; then the mean of each plane (%s) -> %s", act, ep->mean, shape_str(c->Y));
     if (!ep->pool_k[0])
         return act;
     return strf("%s; then MaxPool, kernel %lldx%lld, strides %lldx%lld -> %s", act,
@@ -1001,6 +1006,25 @@ static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
         "INIT", pool && !act ? "-INFINITY" : "0", NULL);
     return strf("%s(yp, nr / %s, yg + (od * %s + oh / %s) * %s)", fn, lit(kh), lit(oh), lit(kh),
                 lit(pw));
+}
+
+/* The call that takes the output yp of a product with pixels as rows, NR rows of OW pixels
+ * from output row oh, into the fused mean of each plane (templates/conv_pix_mean.c), in the
+ * order of additions of the node it took. */
+static const char *pix_mean_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
+{
+    Buf fold = {0};
+    if (!strcmp(c->ep->mean, "GlobalAveragePool"))
+        buf_line(&fold, 2, "s[0] = %s;", GLOBAL_POOL_SUM);
+    else
+        lane_fold(&fold, 2, 8, "s", "%s + %s");
+    const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_pix_mean",
+        "DOC", strf("Conv: a product's output, [pixel][channel], into the mean of each plane "
+                    "(%s)%s", c->ep->mean, act_relu(c) ? ", after the Relu" : ""),
+        "MG", lit(c->g.MG), "OW", lit(ow), "OH", lit(oh), "FOLD", fold.p,
+        "PLANE", float_lit((double)(oh * ow), DT_FLOAT),
+        "ACT", act_relu(c) ? "v > 0 ? v : 0" : "v", NULL);
+    return strf("%s(yp, nr, oh, lanes, yg)", fn);
 }
 
 /* The products of pairs of output rows with the fused 2x2 MaxPool taken on their registers
@@ -1097,7 +1121,9 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
         if (ops->map)
             buf_printf(body, "%s        %s\n", ind,
                        act_stmt(ops, "yp", strf("nr * %s", lit(out3[2] * g->MG))));
-        buf_printf(body, "%s        %s;\n%s    }\n", ind, pix_out_call(e, c, oh, out3[2]), ind);
+        buf_printf(body, "%s        %s;\n%s    }\n", ind,
+                   c->ep && c->ep->mean ? pix_mean_call(e, c, oh, out3[2])
+                                        : pix_out_call(e, c, oh, out3[2]), ind);
         return;
     }
     if (p->row_calls) {
@@ -1171,7 +1197,14 @@ static void emit_bn(Emit *e, const ConvK *c, const GemmPlan *p, TileOps *ops, Bu
     buf_printf(bufs, "    float *restrict bnt = %s; /* the BatchNormalization's a, mean, bias */\n",
                at ? strf("ws + %s", lit(at)) : "ws");
     buf_printf(init, "    %s(bn_scale, bn_bias, bn_mean, bn_var, bnt);\n", table);
-    if (p->pix)                         /* conv_pix_out applies the Relu after it */
+    if (p->pix && ops->map) {           /* the map in the same pass, none after it */
+        ops->bn_pix = kernel(e, c->n, "conv_bn_pix_map",
+            "DOC", strf("Conv: the fused BatchNormalization, then %s, on a product's "
+                        "[pixel][channel]", c->ep->act),
+            "MG", lit(g->MG), "M", m, "M2", m2,
+            "MAP", xstrndup(ops->map, strlen(ops->map) - 4), NULL);  /* mlbc_vsilu(_f32) */
+        ops->map = NULL;
+    } else if (p->pix)                  /* conv_pix_out applies the Relu after it */
         ops->bn_pix = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_bn_pix",
             "DOC", "Conv: the fused BatchNormalization, on a product's [pixel][channel]",
             "MG", lit(g->MG), "BN", fused(DT_FLOAT, strf("(yr[m] - t[%s + m])", m), "t[m]",
@@ -1232,6 +1265,9 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
     if (p.bn_floats)
         emit_bn(e, c, &p, &ops, &bufs, &init);
     const char *decls = "", *ind = "                ";
+    if (p.mean_floats)
+        buf_printf(&bufs, "    float *restrict lanes = ws + %s; /* the fused mean's: "
+                   "[8][channel] */\n", lit(p.pad_floats + p.buf_floats + p.bn_floats));
     if (p.padded)
         buf_printf(&bufs, "    float *restrict xp = ws; /* the group's input, zero-padded: %s */\n",
                    lit(p.pad_floats));
@@ -1559,6 +1595,28 @@ int conv_takes_maxpool(Node *conv, Node *pool, ConvEpilogue *ep)
     return p.nr > 0;
 }
 
+int conv_takes_mean(Node *conv, Node *next, ConvEpilogue *ep)
+{
+    const ConvEpilogue *before = conv->aux;
+    int gap = !strcmp(next->op, "GlobalAveragePool") && !*next->domain;
+    if (!(gap || reduce_mean_axes(next) == 0xCul) || !conv_takes_activation(conv) ||
+        (before && before->pool_k[0]) || conv->in[0]->rank != 4 || conv->in[0]->dt != DT_FLOAT)
+        return 0;
+    ConvK ck;
+    GemmPlan p;
+    conv_setup(conv, &ck);
+    /* the unfused node adds in 8 lanes with no tail: op_pool.c's global_emit from 8 pixels,
+     * op_reduce.c's rows from 32 */
+    int64_t plane = ck.g.out[0] * ck.g.out[1];
+    if (plane % 8 || plane < (gap ? 8 : 32) || depthwise(&ck))
+        return 0;
+    *ep = before ? *before : (ConvEpilogue){0};
+    ep->mean = gap ? "GlobalAveragePool" : "ReduceMean";
+    ck.ep = ep;
+    gemm_plan(&ck, &p);
+    return p.pix;
+}
+
 /* The padded input and the columns or output tile of a float Conv's products. */
 int64_t conv_workspace(Node *n)
 {
@@ -1573,7 +1631,7 @@ int64_t conv_workspace(Node *n)
     }
     GemmPlan p;
     gemm_plan(&c, &p);
-    return (p.pad_floats + p.buf_floats + p.bn_floats) * 4;
+    return (p.pad_floats + p.buf_floats + p.bn_floats + p.mean_floats) * 4;
 }
 
 static void conv_emit(Emit *e, Node *n)

@@ -564,7 +564,7 @@ static void global_emit(Emit *e, Node *n)
             buf_line(&b, 3, "s[k] += %s;", term);
             buf_line(&b, 2, "}");
         }
-        buf_line(&b, 2, "sum = ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));");
+        buf_line(&b, 2, "sum = %s;", GLOBAL_POOL_SUM);
         res = kind == P_AVG ? strf("sum / %s", lit(plane))
               : p == 1      ? "sum"
               : p == 2      ? strf("sqrt%s(sum)", sf)

@@ -162,6 +162,15 @@ static void reduce_infer(Node *n)
     set_output(n, 0, x->dt, r, dim);
 }
 
+unsigned long reduce_mean_axes(Node *n)
+{
+    const ReduceInfo *ri = n->aux;
+    if (strcmp(n->op, "ReduceMean") || *n->domain || !ri || ri->runtime || !n->in[0] ||
+        n->in[0]->dt != DT_FLOAT)
+        return 0;
+    return ri->mask;
+}
+
 /* Runs of kept or reduced axes: size-1 axes dropped, neighbours of one kind merged. */
 typedef struct Grp {
     int64_t n, xs, ys;

@@ -21,7 +21,9 @@
  *
  * Conv (+ Relu) + MaxPool. Likewise a MaxPool that only reads such a Conv's output and that
  * op_conv.c can apply to each tile (conv_takes_maxpool): the MaxPool node becomes the Conv,
- * the epilogue gains the pool, and the Conv's full-size output is never stored.
+ * the epilogue gains the pool, and the Conv's full-size output is never stored. So does a
+ * GlobalAveragePool or ReduceMean over each plane (conv_takes_mean): the Conv adds each tile
+ * into lanes in the node's own order, the same bits.
  *
  * Sigmoid + Mul (SiLU, as torch exports it): a float Sigmoid whose output only a Mul of its
  * input by it reads: the Mul node becomes Silu (op_internal.c), one pass instead of two, the
@@ -255,14 +257,15 @@ static int try_conv_act(Graph *g, Node *conv)
     return 1;
 }
 
+/* A Conv and the MaxPool or mean over each plane that alone reads it */
 static int try_conv_pool(Graph *g, Node *conv)
 {
     const ConvEpilogue *ep = conv->aux;
-    if (!is_conv(conv) || (ep && ep->pool_k[0]))
+    if (!is_conv(conv) || (ep && (ep->pool_k[0] || ep->mean)))
         return 0;
     Node *pool = sole_consumer(g, conv->out[0]);
     ConvEpilogue all;
-    if (!pool || !conv_takes_maxpool(conv, pool, &all))
+    if (!pool || !(conv_takes_maxpool(conv, pool, &all) || conv_takes_mean(conv, pool, &all)))
         return 0;
     absorb_conv(pool, conv, &all);
     return 1;
