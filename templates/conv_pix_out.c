@@ -10,8 +10,8 @@
 // the unfused nodes. SSE2's maxps(v, acc) and NEON's bit select on v > acc are that update.
 // Vector paths (templates/pool_isa.c): four channels of four outputs at a time, transposed in
 // registers into four runs of one channel's outputs; on AVX-512 (templates/isa.c) sixteen of
-// sixteen, each run one store of a whole vector (the four-by-four blocks took a third of a
-// small CNN's time at gcc -O2).
+// sixteen, on AVX2 eight of eight, each run one store of a whole vector (the four-by-four
+// blocks took a third of a small CNN's time at gcc -O2).
 /* ${DOC} */
 
 /* pixel of output j's window, first tap */
@@ -156,6 +156,59 @@ MLBC_PATH MLBC_AVX512 static void ${FN}_avx512(const float *restrict yp, long ro
             ${FN}_block16(yp, j, m, (int)(n - j < 16 ? n - j : 16),
                           (int)(${MG} - m < 16 ? ${MG} - m : 16), y);
 }
+
+
+/* channels m .. m + 7 of an output (those under mask k; the rest 0), as ${FN}_one */
+MLBC_TILE MLBC_AVX2 __m256 ${FN}_8(const float *restrict p, __m256i k)
+{
+    __m256 acc = _mm256_maskload_ps(p, k);
+    long t;
+    if (${CLAMP})
+        acc = _mm256_max_ps(acc, _mm256_set1_ps(${INIT}));
+    for (t = 1; t < ${KH} * ${KW}; t++)
+        acc = _mm256_max_ps(_mm256_maskload_ps(p + ${FN}_tap(t), k), acc);
+    return acc;
+}
+
+/* as ${FN}_block16, eight channels of eight outputs */
+MLBC_TILE MLBC_AVX2 void ${FN}_block8(const float *restrict yp, long j, long m, int nj, int nc,
+                                     float *restrict y)
+{
+    const __m256i iota = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i kc = _mm256_cmpgt_epi32(_mm256_set1_epi32(nc), iota);
+    const __m256i kj = _mm256_cmpgt_epi32(_mm256_set1_epi32(nj), iota);
+    __m256 r[8], t[8];
+    int q;
+    MLBC_UNROLL for (q = 0; q < 8; q++)
+        r[q] = q < nj ? ${FN}_8(yp + ${FN}_pixel(j + q) * ${MG} + m, kc) : _mm256_setzero_ps();
+    MLBC_UNROLL for (q = 0; q < 4; q++) {
+        t[2 * q] = _mm256_unpacklo_ps(r[2 * q], r[2 * q + 1]);
+        t[2 * q + 1] = _mm256_unpackhi_ps(r[2 * q], r[2 * q + 1]);
+    }
+    MLBC_UNROLL for (q = 0; q < 2; q++) {
+        r[4 * q] = _mm256_shuffle_ps(t[4 * q], t[4 * q + 2], 0x44);
+        r[4 * q + 1] = _mm256_shuffle_ps(t[4 * q], t[4 * q + 2], 0xEE);
+        r[4 * q + 2] = _mm256_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0x44);
+        r[4 * q + 3] = _mm256_shuffle_ps(t[4 * q + 1], t[4 * q + 3], 0xEE);
+    }
+    MLBC_UNROLL for (q = 0; q < 4; q++) {
+        t[q] = _mm256_permute2f128_ps(r[q], r[4 + q], 0x20);
+        t[4 + q] = _mm256_permute2f128_ps(r[q], r[4 + q], 0x31);
+    }
+    MLBC_UNROLL for (q = 0; q < 8; q++)
+        if (q < nc)
+            _mm256_maskstore_ps(y + (m + q) * ${YPS} + j, kj, t[q]);
+}
+
+MLBC_PATH MLBC_AVX2 static void ${FN}_avx2(const float *restrict yp, long rows, float *restrict y)
+{
+    const long n = rows * ${PW};
+    long j, m;
+    for (j = 0; j < n; j += 8)
+        for (m = 0; m < ${MG}; m += 8)
+            ${FN}_block8(yp, j, m, (int)(n - j < 8 ? n - j : 8),
+                         (int)(${MG} - m < 8 ? ${MG} - m : 8), y);
+}
 #endif
 
 /* rows x PW outputs from a product's output yp into y (channel m at y + m * YPS) */
@@ -164,8 +217,13 @@ static void ${FN}(const float *restrict yp, long rows, float *restrict y)
     const long n = rows * ${PW};
     long j = 0, m;
 #if MLBC_X86
-    if (mlbc_isa() == 2) {
+    const int isa = mlbc_isa();
+    if (isa == 2) {
         ${FN}_avx512(yp, rows, y);
+        return;
+    }
+    if (isa == 1) {
+        ${FN}_avx2(yp, rows, y);
         return;
     }
 #endif

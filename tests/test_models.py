@@ -938,6 +938,51 @@ def check_layernorm_variants(mlbc, work):
     return check_graph(mlbc, work, "layernorm_variants", *layernorm_variants_graph(), inspect)
 
 
+def arg_variants_graph():
+    """ArgMax and ArgMin, first and last index, along the last axis and the first, of rows
+    with NaN, +-inf, -0 beside +0, ties, a row all NaN and one all equal; and the feeds."""
+    from onnx import helper
+    rng = np.random.default_rng(7)
+    x = rng.integers(-3, 4, (12, 40)).astype(np.float32)
+    r = rng.random(x.shape)
+    x[r < 0.05] = np.nan
+    x[(r >= 0.05) & (r < 0.1)] = -0.0
+    x[(r >= 0.1) & (r < 0.12)] = np.inf
+    x[(r >= 0.12) & (r < 0.14)] = -np.inf
+    x[3], x[4], x[5], x[5, 7] = np.nan, 1.0, -0.0, 0.0
+    nodes, outputs = [], []
+    for i, (op, last, axis) in enumerate(ARG_VARIANTS):
+        nodes.append(helper.make_node(op, ["x"], ["y%d" % i], axis=axis, keepdims=0,
+                                      select_last_index=last))
+        outputs.append(helper.make_tensor_value_info("y%d" % i, onnx.TensorProto.INT64,
+                                                     [x.shape[1 - axis]]))
+    graph = helper.make_graph(nodes, "arg_variants", [helper.make_tensor_value_info(
+        "x", onnx.TensorProto.FLOAT, list(x.shape))], outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), {"x": x}
+
+
+ARG_VARIANTS = [(op, last, axis) for op in ("ArgMax", "ArgMin") for last in (0, 1)
+                for axis in (1, 0)]
+
+
+def arg_reference(model, feeds):
+    """numpy's argmax/argmin (a NaN is the extreme, the first one wins), the last index by
+    flipping the axis."""
+    x = feeds["x"]
+    out = {}
+    for i, (op, last, axis) in enumerate(ARG_VARIANTS):
+        f = np.argmax if op == "ArgMax" else np.argmin
+        out["y%d" % i] = (x.shape[axis] - 1 - f(np.flip(x, axis), axis=axis) if last
+                          else f(x, axis=axis))
+    return out
+
+
+def check_arg_variants(mlbc, work):
+    """arg_variants_graph against numpy's indices (onnx_np has no select_last_index)."""
+    return check_graph(mlbc, work, "arg_variants", *arg_variants_graph(),
+                       reference=arg_reference)
+
+
 def check_defaults_committed():
     """models/<kind>.onnx is what kinds.py builds for the defaults (regenerated, unedited)."""
     stale = []
@@ -995,6 +1040,8 @@ def main():
          lambda: check_conv_act(mlbc, work), "chains"),
         ("Conv + mean of each plane fused, the same bits as apart",
          lambda: check_conv_mean(mlbc, work), "chains, the bits of the unfused, onnx_np's values"),
+        ("ArgMax and ArgMin with NaN, infinite and -0 values, first and last index",
+         lambda: check_arg_variants(mlbc, work), "nodes vs numpy"),
         ("models/<kind>.onnx up to date with models/kinds.py", check_defaults_committed,
          "kinds"),
     ]

@@ -699,13 +699,19 @@ static void arg_infer(Node *n)
 }
 
 /* The update condition of a running extreme (v against BEST). */
+/* V replaces BEST. For floats, behind a test that is false for nearly every value (v is
+ * not beyond best, both numbers) and that gcc keeps a branch: the whole condition as one was
+ * if-converted into conditional moves, a chain of 9 cycles an element through best (an ArgMax
+ * over 64 rows of 100 at gcc -O2: 15 us instead of 3 when not inlined). */
 static const char *better(int largest, int last, DType t, const char *v, const char *best)
 {
     const char *cmp = largest ? (last ? ">=" : ">") : (last ? "<=" : "<");
+    const char *worse = largest ? (last ? "<" : "<=") : (last ? ">" : ">=");
     if (!dtype_is_floatish(t))
         return strf("%s %s %s", v, cmp, best);
-    return last ? strf("%s %s %s || %s != %s", v, cmp, best, v, v)
-                : strf("%s %s %s || (%s != %s && %s == %s)", v, cmp, best, v, v, best, best);
+    return last ? strf("!(%s %s %s) && (%s %s %s || %s != %s)", v, worse, best, v, cmp, best, v, v)
+                : strf("!(%s %s %s) && (%s %s %s || (%s != %s && %s == %s))", v, worse, best, v,
+                       cmp, best, v, v, best, best);
 }
 
 static const char *value_ctype(DType t) { return dtype_ctype(calc_type(t)); }
