@@ -104,7 +104,7 @@ MLBC_TILE MLBC_AVX512 __m512 ${FN}_16(const float *restrict p, __mmask16 k)
     return acc;
 }
 
-/* a[c] = lo or hi (by HI) 64-bit halves of each 128-bit lane of a[c], b[c], interleaved */
+/* the low (HI 0) or high 64-bit halves of each 128-bit lane of a and b, interleaved */
 MLBC_TILE MLBC_AVX512 __m512 ${FN}_pd(__m512 a, __m512 b, int hi)
 {
     const __m512d x = _mm512_castps_pd(a), z = _mm512_castps_pd(b);
@@ -156,7 +156,6 @@ MLBC_PATH MLBC_AVX512 static void ${FN}_avx512(const float *restrict yp, long ro
             ${FN}_block16(yp, j, m, (int)(n - j < 16 ? n - j : 16),
                           (int)(${MG} - m < 16 ? ${MG} - m : 16), y);
 }
-
 
 /* channels m .. m + 7 of an output (those under mask k; the rest 0), as ${FN}_one */
 MLBC_TILE MLBC_AVX2 __m256 ${FN}_8(const float *restrict p, __m256i k)
