@@ -254,7 +254,8 @@ enum {
 };
 
 const OpDef *find_op(const char *name); /* ops.c: an ONNX op_type's definition, or NULL */
-/* ops.c: an operator the passes make (op_internal.c): "Check", "Bucketize", "Silu" */
+/* ops.c: an operator the passes make (op_internal.c): "Check", "Bucketize", "Silu",
+ * "NormChain" */
 const OpDef *find_internal_op(const char *name);
 /* What a Conv's kernel applies to each tile of its product (its aux, set by fuse.c): the
  * node's output is then that of the last fused node. */
@@ -283,6 +284,11 @@ int conv_takes_mean(Node *conv, Node *next, ConvEpilogue *ep);
 /* op_reduce.c: the axes a float ReduceMean reduces, as a mask, known at compile time (0: not
  * such a node) */
 unsigned long reduce_mean_axes(Node *n);
+/* op_reduce.c: the lanes of a sum over runs of K contiguous elements in accumulators of
+ * ACC_BYTES (templates/reduce.c's "rows"), which NormChain's sums follow */
+int reduce_lanes(int64_t K, int acc_bytes);
+/* op_norm.c: NormChain's kernel (templates/norm_chain.c) */
+void norm_chain_emit(Emit *e, Node *n);
 int64_t conv_workspace(Node *n);        /* Node.ws_bytes of a Conv, after a fusion too */
 /* The fold of a global pool's 8 lanes s[0..7] (op_pool.c; a Conv's fused mean keeps it) */
 #define GLOBAL_POOL_SUM "((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))"
@@ -305,6 +311,14 @@ typedef struct Bucketize {              /* Bucketize (fuse.c) */
     int upper;                          /* count q <= x (else q < x) */
     const char *was;                    /* the replaced chain, for the kernel's comment */
 } Bucketize;
+
+typedef struct NormChain {              /* NormChain (fuse.c): LayerNorm as nodes */
+    double eps;                         /* the Add's constant */
+    int eps_first;                      /* it is the Add's input 0 */
+    int scale, bias;                    /* a Mul by a scale, an Add of a bias follow */
+    int scale_first, bias_first;        /* the scale (bias) is input 0 of its Mul (Add) */
+    const char *was;                    /* the replaced chain, for the kernel's comment */
+} NormChain;
 
 /* ---- IR queries for shape rules and passes (graph.c) ---------------------------------- */
 
@@ -444,10 +458,18 @@ const char *elem_lit(DType t, const void *p); /* one element (ONNX layout) as a 
 typedef struct Loops {
     const char *open, *close, *indent;
     const char *idx[MLBC_MAX_OPERANDS];
+    const char *rest;                   /* loop_nest_split: NULL, or the text that ends the
+                                           innermost loop and opens one over its last trips,
+                                           for the body again */
 } Loops;
 void bcast_strides(const Value *v, int rank, const int64_t *dim, int64_t *stride);
 void dense_strides(int rank, const int64_t *dim, int64_t *stride);
 Loops loop_nest(int rank, const int64_t *dim, int nops, int64_t (*stride)[MLBC_MAX_RANK]);
+/* The same with SPLIT: an innermost loop of more than 16 trips, not a multiple of 16, is two
+ * (rest): gcc -O2 vectorises only a loop that leaves no trips over, so one over 100 floats ran
+ * 4 a step (SSE) where AVX-512 takes 16. */
+Loops loop_nest_split(int rank, const int64_t *dim, int nops, int64_t (*stride)[MLBC_MAX_RANK],
+                      int split);
 /* Every counted loop of generated code (emitters' text and templates' ${KEY}s) opens with
  * loop_head: the header "for (DECL V = 0; V < N; V += STEP)" (DECL "long " declares V in it,
  * "" uses a V declared before; STEP 1 gives V++), which the caller follows with " {" or with

@@ -27,4 +27,12 @@
 #else
 #define MLBC_FENCE() ((void)0)
 #endif
+/* The same inside a kernel, for what restrict pointer P points to: without P given to it, the
+ * fence does not reach memory that only a restrict pointer reaches, and clang forwards the
+ * stored values (and fuses them) across it. */
+#if defined(__clang__)
+#define MLBC_FENCE_AT(p) __asm__ __volatile__("" ::"r"(p) : "memory")
+#else
+#define MLBC_FENCE_AT(p) ((void)(p))
+#endif
 

@@ -138,6 +138,12 @@ def fused_conv_mean():
     return model, test_models.kinds.random_inputs(model, seed=3)
 
 
+def fused_norm_chain():
+    """test_models' LayerNorm chains as torch exports them (opset 13), and their random feeds."""
+    model = test_models.norm_chain_graph(False, 13)
+    return model, test_models.kinds.random_inputs(model, seed=3)
+
+
 def node_case(testdir):
     model = onnx.load(os.path.join(testdir, "model.onnx"))
     types = mlbctest.tensor_types(model)
@@ -252,6 +258,7 @@ def main():
         cases.append(("model " + tag, lambda t=tag, g=graph: graph_case(work, t, g)))
     cases.append(("model conv_act", lambda: graph_case(work, "conv_act", fused_conv_act)))
     cases.append(("model conv_mean", lambda: graph_case(work, "conv_mean", fused_conv_mean)))
+    cases.append(("model norm_chain", lambda: graph_case(work, "norm_chain", fused_norm_chain)))
     for t in NODE_SAMPLE:
         d = os.path.join(datadir, "node", "test_" + t)
         cases.append(("node test_" + t, lambda d=d: node_case(d)))

@@ -403,6 +403,100 @@ def check_conv_mean(mlbc, work):
                           len(CONV_MEAN_CASES), "Conv + mean", gen.reference)
 
 
+# LayerNorm as torch exports it below opset 17 (ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt,
+# Div, then Mul by a scale and Add of a bias), fused into one NormChain (fuse.c): (x shape,
+# opset (a model for each), square as "pow" or "mul", epsilon the Add's first input, scale shape or None, scale
+# first, bias shape or None, bias first, the nodes fused). Rows of 100 (lanes of 8 and a rest
+# of 4), 64 (none left), 21 (4 lanes), 7 (one); axes as an attribute (opset 13) and as an
+# input (18). A scale per row stays a Mul after the chain; a mean over axis 0, an epsilon that
+# is an input and a cube stay apart.
+NORM_CHAIN_CASES = [
+    ((4, 100), 13, "pow", False, (100,), False, (100,), False, 9),
+    ((2, 3, 64), 13, "mul", True, (64,), True, (1, 64), True, 9),
+    ((5, 21), 13, "pow", False, None, False, None, False, 7),
+    ((3, 7), 18, "pow", True, (7,), False, None, False, 8),
+    ((2, 40), 18, "mul", False, None, False, (40,), True, 8),
+    ((4, 16), 13, "pow", False, (4, 1), False, None, False, 7),
+    ((6, 10), 13, "axis0", False, None, False, None, False, 0),
+    ((3, 12), 13, "eps_in", False, None, False, None, False, 0),
+    ((3, 12), 13, "cube", False, None, False, None, False, 0),
+]
+
+
+def norm_chain_graph(keep_apart, opset):
+    """The NORM_CHAIN_CASES of OPSET as one model; keep_apart: each x - mean is an output
+    too."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(17)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits = [], [], [], []
+
+    def c(name, value):
+        inits.append(numpy_helper.from_array(np.asarray(value, np.float32), name))
+        return name
+
+    def mean(src, dst, axis):
+        if opset >= 18:
+            inits.append(numpy_helper.from_array(np.array([axis], np.int64), "ax" + dst))
+            nodes.append(helper.make_node("ReduceMean", [src, "ax" + dst], [dst], keepdims=1))
+        else:
+            nodes.append(helper.make_node("ReduceMean", [src], [dst], axes=[axis], keepdims=1))
+
+    cases = [c for c in NORM_CHAIN_CASES if c[1] == opset]
+    for i, (x, _, sq, eps_first, sc, sc_first, bi, bi_first, _) in enumerate(cases):
+        t = str(i)
+        inputs.append(helper.make_tensor_value_info("x" + t, F, x))
+        mean("x" + t, "m" + t, 0 if sq == "axis0" else -1)
+        nodes.append(helper.make_node("Sub", ["x" + t, "m" + t], ["d" + t]))
+        if sq == "mul":
+            nodes.append(helper.make_node("Mul", ["d" + t, "d" + t], ["p" + t]))
+        else:
+            nodes.append(helper.make_node("Pow", ["d" + t, c("k" + t, 3.0 if sq == "cube" else 2.0)],
+                                          ["p" + t]))
+        mean("p" + t, "v" + t, 0 if sq == "axis0" else -1)
+        if sq == "eps_in":
+            inputs.append(helper.make_tensor_value_info("e" + t, F, []))
+            eps = "e" + t
+        else:
+            eps = c("e" + t, 1e-5)
+        nodes.append(helper.make_node("Add", [eps, "v" + t] if eps_first else ["v" + t, eps],
+                                      ["ve" + t]))
+        nodes.append(helper.make_node("Sqrt", ["ve" + t], ["sd" + t]))
+        last = "q" + t
+        nodes.append(helper.make_node("Div", ["d" + t, "sd" + t], [last]))
+        for name, shape, first, op in (("s", sc, sc_first, "Mul"), ("b", bi, bi_first, "Add")):
+            if shape is None:
+                continue
+            w = c(name + t, rng.uniform(0.5, 1.5, shape))
+            nodes.append(helper.make_node(op, [w, last] if first else [last, w], [name + "y" + t]))
+            last = name + "y" + t
+        nodes.append(helper.make_node("Identity", [last], ["y" + t]))
+        outputs.append(helper.make_tensor_value_info("y" + t, F, x))
+        if keep_apart:
+            outputs.append(helper.make_tensor_value_info("d" + t, F, x))
+    graph = helper.make_graph(nodes, "norm_chain", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+
+
+def check_norm_chain(mlbc, work):
+    """Fused and unfused LayerNorm chains (fused_vs_apart), and which nodes each fused."""
+    count = 0
+    for opset in (13, 18):
+        cases = [c for c in NORM_CHAIN_CASES if c[1] == opset]
+
+        def inspect(code, apart):
+            got = sorted(int(k) for k in re.findall(r"^/\* LayerNorm as the (\d+) nodes", code,
+                                                    re.M))
+            want = [] if apart else sorted(c[8] for c in cases if c[8])
+            if got != want:
+                raise Failure("opset %d: LayerNorm chains fused of %s nodes, not %s"
+                              % (opset, got, want))
+        count += fused_vs_apart(mlbc, work, "norm_chain%d" % opset,
+                                lambda apart: norm_chain_graph(apart, opset), inspect,
+                                len(cases), "LayerNorm chain")
+    return count
+
+
 # MatMul + Add of a bias, fused into the product's c operand (fuse.c): A's shape, B's, the
 # bias's, whether the bias is the Add's first input, whether it fuses. Rows of a batch of
 # sequences, a scalar bias, one row (mlbc_gemv_f32), a batch of B matrices; a bias per row
@@ -1019,6 +1113,8 @@ def main():
     checks = [  # what is checked, the check, what its count counts
         ("fused Conv + MaxPool", lambda: check_conv_pool(mlbc, work),
          "chains, the bits of the unfused, onnx_np's values"),
+        ("fused LayerNorm chains", lambda: check_norm_chain(mlbc, work),
+         "torch's nodes below opset 17, the bits of the unfused, onnx_np's values"),
         ("fused MatMul + Add", lambda: check_matmul_add(mlbc, work),
          "cases, the bits of the unfused, onnx_np's values"),
         ("float LSTM, GRU, RNN", lambda: check_rnn_variants(mlbc, work),

@@ -376,6 +376,9 @@ def main():
                    "Conv: the fused BatchNormalization",
                fused_chains(root, "conv_mean", test_models.conv_mean_graph):
                    "then the mean of each plane",
+               fused_chains(root, "norm_chain",
+                            lambda apart: test_models.norm_chain_graph(apart, 13)):
+                   "LayerNorm as the 9 nodes",
                kernel_cases(root, "layernorm", test_models.layernorm_variants_graph):
                    "mlbc_layernorm_f32(",
                kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32(",

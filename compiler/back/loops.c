@@ -69,7 +69,16 @@ static const char *index_expr(int rank, const int64_t *stride)
     return b.len ? b.p : "0";
 }
 
+/* The innermost loop's first trips: a multiple of 16 if it leaves over more than none */
+static int64_t whole_vectors(int64_t n) { return n > 16 && n % 16 ? n - n % 16 : n; }
+
 Loops loop_nest(int rank, const int64_t *dim_in, int nops, int64_t (*stride_in)[MLBC_MAX_RANK])
+{
+    return loop_nest_split(rank, dim_in, nops, stride_in, 0);
+}
+
+Loops loop_nest_split(int rank, const int64_t *dim_in, int nops,
+                      int64_t (*stride_in)[MLBC_MAX_RANK], int split)
 {
     int64_t dim[MLBC_MAX_RANK], st[MLBC_MAX_OPERANDS][MLBC_MAX_RANK];
     memcpy(dim, dim_in, sizeof(int64_t) * rank);
@@ -79,12 +88,26 @@ Loops loop_nest(int rank, const int64_t *dim_in, int nops, int64_t (*stride_in)[
     Loops l = {0};
     Buf open = {0}, close = {0};
     const char *ind = "    ";
+    int64_t first = r && split ? whole_vectors(dim[r - 1]) : 0;
+    int two = first && first < dim[r - 1]; /* the innermost loop is two: a block around them */
+    const char *outer = "";
     for (int i = 0; i < r; i++) {
-        buf_printf(&open, "%sfor (long i%d = 0; i%d < %s; i%d++)\n", ind, i, i, lit(dim[i]), i);
+        int64_t n = i == r - 1 && two ? first : dim[i];
+        if (i == r - 1 && two && i) {
+            outer = strf("%.*s", (int)strlen(ind) - 4, ind);
+            buf_printf(&open, "%s{\n", outer);
+        }
+        buf_printf(&open, "%sfor (long i%d = 0; i%d < %s; i%d++)\n", ind, i, i, lit(n), i);
         ind = strf("%s    ", ind);
     }
-    buf_printf(&open, "%s{\n", r ? strf("%.*s", (int)strlen(ind) - 4, ind) : ind);
-    buf_printf(&close, "%s}\n", r ? strf("%.*s", (int)strlen(ind) - 4, ind) : ind);
+    const char *brace = r ? strf("%.*s", (int)strlen(ind) - 4, ind) : ind;
+    buf_printf(&open, "%s{\n", brace);
+    buf_printf(&close, "%s}\n", brace);
+    if (two && r > 1)
+        buf_printf(&close, "%s}\n", outer);
+    if (two)
+        l.rest = strf("%s}\n%sfor (long i%d = %s; i%d < %s; i%d++)\n%s{\n", brace, brace, r - 1,
+                      lit(first), r - 1, lit(dim[r - 1]), r - 1, brace);
     l.open = open.p;
     l.close = close.p;
     l.indent = ind;

@@ -412,7 +412,7 @@ static void elem_emit(Emit *e, Node *n)
             ops[k] = n->in[i];
             bcast_strides(n->in[i], y->rank, y->dim, st[++k]);
         }
-    Loops l = loop_nest(y->rank, y->dim, k + 1, st);
+    Loops l = loop_nest_split(y->rank, y->dim, k + 1, st, 1);
 
     /* The expression's type (et): the first value operand's (Where: input 1). */
     const char *expr = pow ? pow : libm_suffix(el->expr ? el->expr : el->fn(n, n->in[0]->dt), et);
@@ -424,10 +424,12 @@ static void elem_emit(Emit *e, Node *n)
                    'a' + i, load_elem(t, strf("x%d[%s]", i, l.idx[i + 1])));
     }
     buf_printf(&params, "%s *restrict y", dtype_ctype(y->dt));
+    const char *body = strf("%s%sy[%s] = %s;\n", loads.p, l.indent, l.idx[0],
+                            store_elem(y->dt, expr));
     const char *fn = kernel_paths(e, n, numel(y), "elementwise",
         "DOC", strf("%s: %s -> %s%s", n->op, expr, dtype_name(y->dt), shape_str(y)),
-        "PARAMS", params.p, "OPEN", l.open, "CLOSE", l.close, "LOADS", loads.p,
-        "INDENT", l.indent, "IY", l.idx[0], "STORE", store_elem(y->dt, expr), NULL);
+        "PARAMS", params.p, "OPEN", l.open, "CLOSE", l.close, "BODY", body,
+        "REST", l.rest ? strf("%s%s", l.rest, body) : "", NULL);
     Buf call = {0};
     for (int i = 0; i < k; i++)
         buf_printf(&call, "%s, ", ref(e, ops[i]));

@@ -13,6 +13,9 @@
  * Silu: x * sigmoid(x), a float Sigmoid and the Mul of its input by it, in one pass
  * (mlbc_vsilu_f32, templates/vmath_sigmoid.c): the sigmoid rounded to float, then the product,
  * as the two nodes computed it.
+ *
+ * NormChain: LayerNorm written as the nodes torch exports below opset 17, with the nodes'
+ * bits (norm_chain_emit in op_norm.c, templates/norm_chain.c).
  */
 #include "mlbc.h"
 
@@ -58,5 +61,6 @@ const OpDef ops_internal[] = {
     {"Check", no_infer, NULL, check_emit, no_flops, OP_OPTIONAL_OUT0}, /* no output */
     {"Bucketize", no_infer, NULL, bucketize_emit, bucketize_flops, 0},
     {"Silu", no_infer, NULL, silu_emit, NULL, 0},
+    {"NormChain", no_infer, NULL, norm_chain_emit, NULL, 0},
     {0},
 };

@@ -326,6 +326,99 @@ static void layernorm_emit(Emit *e, Node *n)
                              dtype_name(x->dt), shape_str(x), axis, p.eps));
 }
 
+/* ---- NormChain: LayerNorm as torch exports it below opset 17 (fuse.c) ---- */
+
+/* The lines summing a row's K values V (a statement defining v from element "IDX" of the
+ * row) into acc[0], as ReduceMean's rows kernel orders its sum over L lanes */
+static const char *row_sum(int L, int64_t K, const char *v)
+{
+    Buf b = {0};
+    int64_t KM = K - K % L;
+    buf_line(&b, 2, "%s", loop_head("", "j", L, 1));
+    buf_line(&b, 3, "acc[j] = 0;");
+    if (K % L)
+        buf_line(&b, 2, "rest = 0;");
+    buf_line(&b, 2, "%s {", loop_head("", "k", KM, L));
+    if (L > 1) {
+        buf_line(&b, 3, "%s {", loop_head("", "j", L, 1));
+        buf_line(&b, 4, "%s", strf(v, "k + j"));
+        buf_line(&b, 4, "acc[j] = acc[j] + v;");
+        buf_line(&b, 3, "}");
+    } else {
+        buf_line(&b, 3, "%s", strf(v, "k"));
+        buf_line(&b, 3, "acc[0] = acc[0] + v;");
+    }
+    buf_line(&b, 2, "}");
+    if (K % L) {
+        buf_line(&b, 2, "%s {", loop_range("", "k", KM, K, 1));
+        buf_line(&b, 3, "%s", strf(v, "k"));
+        buf_line(&b, 3, "rest = rest + v;");
+        buf_line(&b, 2, "}");
+    }
+    lane_fold(&b, 2, L, "acc", "%s + %s");
+    if (K % L)
+        buf_line(&b, 2, "acc[0] = acc[0] + rest;");
+    return b.p;
+}
+
+/* Statement STMT for k over a row of K features: up to a multiple of 16, then the rest
+ * (templates/norm_chain.c) */
+static const char *row_loops(int64_t K, const char *stmt)
+{
+    Buf b = {0};
+    int64_t KV = K > 16 ? K - K % 16 : 0;
+    for (int part = 0; part < 2; part++) {
+        int64_t from = part ? KV : 0, to = part ? K : KV;
+        if (from < to) {
+            buf_line(&b, 2, "%s", loop_range("", "k", from, to, 1));
+            buf_line(&b, 3, "%s", stmt);
+        }
+    }
+    return b.p;
+}
+
+/* "A op B" or "B op A": the operands in their node's order */
+static const char *in_order(const char *a, const char *op, const char *b, int b_first)
+{
+    return b_first ? strf("%s %s %s", b, op, a) : strf("%s %s %s", a, op, b);
+}
+
+void norm_chain_emit(Emit *e, Node *n)
+{
+    const NormChain *c = n->aux;
+    Value *x = n->in[0];
+    int64_t K = x->dim[x->rank - 1];
+    if (!numel(x))
+        return;
+    int L = reduce_lanes(K, 4);
+    const char *y = "(xr[k] - mean) / sd", *eps = float_lit(c->eps, DT_FLOAT);
+    Buf params = {0}, args = {0};
+    buf_puts(&args, ref(e, x));
+    for (int k = 1; k < n->nin; k++) {
+        const char *name = c->scale && k == 1 ? "s" : "b";
+        buf_printf(&params, "const float *restrict %s, ", name);
+        buf_printf(&args, ", %s", ref(e, n->in[k]));
+    }
+    if (c->scale)
+        y = in_order(strf("(%s)", y), "*", "s[k]", c->scale_first);
+    const char *out = row_loops(K, strf("yr[k] = %s;", y));
+    if (c->bias)
+        out = strf("%s        MLBC_FENCE_AT(yr);\n%s", out,
+                   row_loops(K, strf("yr[k] = %s;", in_order("yr[k]", "+", "b[k]",
+                                                            c->bias_first))));
+    const char *fn = kernel_paths(e, n, numel(x), "norm_chain",
+        "DOC", strf("LayerNorm as %s: float%s over its last axis, epsilon %s%s%s", c->was,
+                    shape_str(x), eps, c->scale ? ", a scale" : "", c->bias ? ", a bias" : ""),
+        "PARAMS", params.len ? params.p : "", "L", lit(L), "REST", K % L ? ", rest" : "",
+        "ROWS", lit(numel(x) / K), "K", lit(K), "KF", float_lit((double)K, DT_FLOAT),
+        "SUM_X", row_sum(L, K, "const float v = xr[%s];"),
+        "SQUARES", row_loops(K, "yr[k] = (xr[k] - mean) * (xr[k] - mean);"),
+        "SUM_D2", row_sum(L, K, "const float v = yr[%s];"),
+        "VAR_EPS", in_order("var", "+", eps, c->eps_first),
+        "OUT", out, NULL);
+    stmt(e, "%s(%s, %s);", fn, args.p, ref(e, n->out[0]));
+}
+
 /* ---- InstanceNormalization ---- */
 
 static void instnorm_infer(Node *n)

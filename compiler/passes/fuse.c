@@ -29,6 +29,12 @@
  * input by it reads: the Mul node becomes Silu (op_internal.c), one pass instead of two, the
  * same bits. It is fused first, so that a Conv before it can take it.
  *
+ * LayerNorm as torch exports it below opset 17: ReduceMean over the last axis, Sub, Pow 2 (or
+ * Mul of the difference by itself), ReduceMean, Add of a constant epsilon, Sqrt, Div, then a
+ * Mul by a scale and an Add of a bias per feature if they follow: the last node becomes
+ * NormChain (op_norm.c), the statistics of each row in two passes and y in a third, each value
+ * rounded where its node rounded it: the same bits, one kernel instead of nine.
+ *
  * MatMul + Add. A float MatMul whose output only an Add of a bias reads (one value per
  * column, or one in all: a Linear layer on a batch of sequences, exported so): the Add node
  * becomes the MatMul with the bias as a third input, the c operand of op_linalg.c's product,
@@ -292,6 +298,123 @@ static int try_silu(Graph *g, Node *sig)
     return 1;
 }
 
+/* ---- LayerNorm as torch exports it below opset 17 ---- */
+
+/* N is OP of the default domain with NIN inputs (-1: any) and one float output */
+static int is_op(const Node *n, const char *op, int nin)
+{
+    return n && !n->dead && !strcmp(n->op, op) && !*n->domain && (nin < 0 || n->nin == nin) &&
+           n->nout == 1 && n->out[0] && n->out[0]->dt == DT_FLOAT;
+}
+
+/* V's producer if it is OP with NIN inputs and V is read once, by no graph output */
+static Node *made_by(const Value *v, const char *op, int nin)
+{
+    return v->nuse == 1 && v->result_index < 0 && is_op(v->producer, op, nin) ? v->producer
+                                                                              : NULL;
+}
+
+/* R is a ReduceMean of X over its last axis, kept as size 1 */
+static int mean_of_rows(const Node *r, const Value *x)
+{
+    return r && r->in[0] == x && x->rank >= 1 && x->dim[x->rank - 1] > 0 &&
+           reduce_mean_axes((Node *)r) == 1ul << (x->rank - 1) && r->out[0]->rank == x->rank;
+}
+
+/* A constant float scalar other than NaN, into *v */
+static int const_scalar(const Value *c, double *v)
+{
+    if (!c->data || numel(c) != 1 || !dtype_is_float(c->dt))
+        return 0;
+    *v = value_get_f(c, 0);
+    return *v == *v;
+}
+
+/* The square of D: Pow(d, 2) or Mul(d, d) */
+static int square_of(const Node *p, const Value *d)
+{
+    double k;
+    if (is_op(p, "Mul", 2))
+        return p->in[0] == d && p->in[1] == d;
+    return is_op(p, "Pow", 2) && p->in[0] == d && const_scalar(p->in[1], &k) && k == 2;
+}
+
+/* The other operand of a binary N that reads V, if it is a float per feature of Y (one
+ * value per last axis, the others 1) and N's output has Y's shape; *first: it is input 0. */
+static Value *per_feature(const Node *n, const Value *v, const Value *y, int *first)
+{
+    if ((n->in[0] == v) == (n->in[1] == v) || !same_type(n->out[0], y))
+        return NULL;
+    Value *f = n->in[0] == v ? n->in[1] : n->in[0];
+    *first = f == n->in[0];
+    if (f->dt != DT_FLOAT || f->rank < 1 || f->rank > y->rank ||
+        f->dim[f->rank - 1] != y->dim[y->rank - 1] || numel(f) != f->dim[f->rank - 1])
+        return NULL;
+    return f;
+}
+
+/* y = (x - mean) / sqrt(mean((x - mean)^2) + eps) over the last axis, as the seven nodes
+ * ReduceMean, Sub, Pow, ReduceMean, Add, Sqrt, Div (then a Mul by a scale and an Add of a
+ * bias per feature) that the Div ends: the last node becomes NormChain, the others die. */
+static int try_norm_chain(Graph *g, Node *div)
+{
+    if (!is_op(div, "Div", 2))
+        return 0;
+    NormChain c = {0};
+    Value *d = div->in[0];
+    Node *sq = made_by(div->in[1], "Sqrt", 1);
+    Node *add = sq ? made_by(sq->in[0], "Add", 2) : NULL;
+    if (!add)
+        return 0;
+    c.eps_first = const_scalar(add->in[0], &c.eps);
+    Value *v = add->in[c.eps_first];
+    if (!c.eps_first && !const_scalar(add->in[1], &c.eps))
+        return 0;
+    Node *var = made_by(v, "ReduceMean", -1);
+    Node *p = var && var->in[0]->nuse == 1 && var->in[0]->result_index < 0
+                  ? var->in[0]->producer : NULL;
+    Node *sub = d->producer;
+    if (!p || !square_of(p, d) || !is_op(sub, "Sub", 2) || d->result_index >= 0 ||
+        d->nuse != (p->in[1] == d ? 3 : 2))
+        return 0;
+    Value *x = sub->in[0];
+    Node *mean = made_by(sub->in[1], "ReduceMean", -1);
+    if (!mean_of_rows(mean, x) || !mean_of_rows(var, p->out[0]) || !same_type(d, x) ||
+        !same_type(p->out[0], x) || !same_type(div->out[0], x) ||
+        !same_type(add->out[0], v) || !same_type(sq->out[0], v))
+        return 0;
+    Node *chain[9] = {mean, sub, p, var, add, sq, div}, *next;
+    int n = 7;
+    Value *in[3] = {x, NULL, NULL};
+    if (is_op(next = sole_consumer(g, chain[n - 1]->out[0]), "Mul", 2) &&
+        (in[1] = per_feature(next, chain[n - 1]->out[0], x, &c.scale_first)))
+        chain[n++] = next;
+    if (is_op(next = sole_consumer(g, chain[n - 1]->out[0]), "Add", 2) &&
+        (in[2] = per_feature(next, chain[n - 1]->out[0], x, &c.bias_first)))
+        chain[n++] = next;
+    Node *last = chain[n - 1];
+    NormChain *aux = xalloc(sizeof *aux);
+    *aux = c;
+    aux->scale = in[1] != NULL;
+    aux->bias = in[2] != NULL;
+    aux->was = strf("the %d nodes '%s' to '%s'", n, c_comment(mean->name),
+                    c_comment(last->name));
+    Value **ins = xalloc(3 * sizeof *ins);
+    int nin = 0;
+    for (int k = 0; k < 3; k++)
+        if (in[k])
+            ins[nin++] = in[k];
+    for (int k = 0; k < n - 1; k++)
+        chain[k]->dead = 1;
+    x->nuse--;                          /* read by mean and sub, now by the chain's node */
+    last->def = find_internal_op("NormChain");
+    last->op = "NormChain";
+    last->in = ins;
+    last->nin = nin;
+    last->aux = aux;
+    return 1;
+}
+
 /* B, a bias of Y: one value per last axis of Y's (its other axes 1), or one in all */
 static int is_bias(const Value *b, const Value *y)
 {
@@ -335,7 +458,7 @@ int fuse_graph(Graph *g)
     /* SiLU first: a Conv before it then takes it whole */
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
-            fused += try_silu(g, g->nodes[i]);
+            fused += try_silu(g, g->nodes[i]) || try_norm_chain(g, g->nodes[i]);
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             fused += try_bucketize(g, g->nodes[i]) || try_conv_bn(g, g->nodes[i]) ||
