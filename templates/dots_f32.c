@@ -56,7 +56,7 @@ static inline __attribute__((always_inline)) MLBC_AVX2 float mlbc_sum16_avx2(__m
         _mm_add_ss(_mm256_castps256_ps128(hi), _mm256_extractf128_ps(hi, 1))));
 }
 
-MLBC_PATH MLBC_AVX512 static void mlbc_dots_f32_avx512(long M, long N, long K, const float *a, long lda,
+MLBC_PRODUCT MLBC_AVX512 static void mlbc_dots_f32_avx512(long M, long N, long K, const float *a, long lda,
                                              const float *w, long ldw, const float *c, long csm,
                                              long csn, float *y)
 {
@@ -76,7 +76,7 @@ MLBC_PATH MLBC_AVX512 static void mlbc_dots_f32_avx512(long M, long N, long K, c
         }
 }
 
-MLBC_PATH MLBC_AVX2 static void mlbc_dots_f32_avx2(long M, long N, long K, const float *a, long lda,
+MLBC_PRODUCT MLBC_AVX2 static void mlbc_dots_f32_avx2(long M, long N, long K, const float *a, long lda,
                                          const float *w, long ldw, const float *c, long csm,
                                          long csn, float *y)
 {

@@ -19,7 +19,7 @@
     case 15: mlbc_row_avx512(MLBC_ROW_ARGS(15)); break; \
     default: mlbc_row_avx512(MLBC_ROW_ARGS(16)); break; }
 
-MLBC_PATH MLBC_AVX512 static void mlbc_gemm_f32_avx512(long M, long N, long K, const float *a, long lda,
+MLBC_PRODUCT MLBC_AVX512 static void mlbc_gemm_f32_avx512(long M, long N, long K, const float *a, long lda,
                                              const float *b, long bps, long bks, int padded,
                                              const float *c, long csm, long csn, float *y, long ldy)
 {
@@ -28,7 +28,7 @@ MLBC_PATH MLBC_AVX512 static void mlbc_gemm_f32_avx512(long M, long N, long K, c
     MLBC_GEMM_LOOP(8, MLBC_ONE_ROW16_AVX512, MLBC_TWO_ROWS_AVX512, MLBC_ROWS_AVX512, 16, 4, 2)
 }
 
-MLBC_PATH MLBC_AVX2 static void mlbc_gemm_f32_avx2(long M, long N, long K, const float *a, long lda,
+MLBC_PRODUCT MLBC_AVX2 static void mlbc_gemm_f32_avx2(long M, long N, long K, const float *a, long lda,
                                          const float *b, long bps, long bks, int padded,
                                          const float *c, long csm, long csn, float *y, long ldy)
 {

@@ -7,7 +7,7 @@
 // length. The chains, the tiles and the loop over tiles are those of mlbc_gemm_f32
 // (templates/gemm_tile_f32.c), so the same bits on every path.
 #if MLBC_X86
-MLBC_PATH MLBC_AVX512 __attribute__((nonnull(5, 6))) static void
+MLBC_PRODUCT MLBC_AVX512 __attribute__((nonnull(5, 6))) static void
 mlbc_gemm_f32_pix_avx512(long M, long N, long K, const float *a, const long *apix,
                          const long *offs, const float *b, long bps, const float *c, long csm,
                          long csn, float *y, long ldy)
@@ -17,7 +17,7 @@ mlbc_gemm_f32_pix_avx512(long M, long N, long K, const float *a, const long *api
     MLBC_GEMM_LOOP(8, MLBC_ONE_ROW_AVX512, MLBC_TWO_ROWS_AVX512, MLBC_ROWS_AVX512, 8, 4, 2)
 }
 
-MLBC_PATH MLBC_AVX2 __attribute__((nonnull(5, 6))) static void
+MLBC_PRODUCT MLBC_AVX2 __attribute__((nonnull(5, 6))) static void
 mlbc_gemm_f32_pix_avx2(long M, long N, long K, const float *a, const long *apix,
                        const long *offs, const float *b, long bps, const float *c, long csm,
                        long csn, float *y, long ldy)

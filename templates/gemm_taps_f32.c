@@ -14,7 +14,7 @@
  * mlbc_gemm_f32 passes none. Panels of one load each, or of two (split, hs != 8): two
  * drivers, each without a branch in its tiles (one driver with both ran 15% slower). */
 #define MLBC_TAPS_AVX512(F, SPLIT) \
-MLBC_PATH MLBC_AVX512 __attribute__((nonnull(9))) static void F(long M, long N, long K, \
+MLBC_PRODUCT MLBC_AVX512 __attribute__((nonnull(9))) static void F(long M, long N, long K, \
         const float *a, long lda, const float *b, long bps, long hs, const long *offs, \
         const float *c, long csm, long csn, float *y, long ldy) \
 { \
@@ -25,7 +25,7 @@ MLBC_PATH MLBC_AVX512 __attribute__((nonnull(9))) static void F(long M, long N, 
 MLBC_TAPS_AVX512(mlbc_gemm_f32_taps_avx512, 0)
 MLBC_TAPS_AVX512(mlbc_gemm_f32_taps_split_avx512, 1)
 
-MLBC_PATH MLBC_AVX2 __attribute__((nonnull(9))) static void mlbc_gemm_f32_taps_avx2(long M, long N, long K, const float *a,
+MLBC_PRODUCT MLBC_AVX2 __attribute__((nonnull(9))) static void mlbc_gemm_f32_taps_avx2(long M, long N, long K, const float *a,
                                               long lda, const float *b, long bps, long hs,
                                               const long *offs, const float *c, long csm,
                                               long csn, float *y, long ldy)

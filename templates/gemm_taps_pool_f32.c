@@ -74,7 +74,7 @@ MLBC_TILE MLBC_AVX512 void mlbc_pool_tile_avx512(int np, int full, long K, const
 
 /* N: the top row's columns, two an output: 32 of them (16 outputs) a tile, the last 16 or
  * fewer a tile of one panel a row */
-MLBC_PATH MLBC_AVX512 static void mlbc_gemm_f32_taps_pool_avx512(long M, long N, long K,
+MLBC_PRODUCT MLBC_AVX512 static void mlbc_gemm_f32_taps_pool_avx512(long M, long N, long K,
         const float *a, long lda, const float *b, long rs, const long *offs, const float *c,
         long csm, float init, float *y, long ldy)
 {

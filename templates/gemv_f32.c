@@ -9,7 +9,7 @@
                                              16 * (NP - 4 * ((NP - 1) / 4)), 1, cols, \
                                              c ? c + n0 * csn : 0, csn, y + n0)
 
-MLBC_PATH MLBC_AVX512 static void mlbc_gemv_f32_avx512(long N, long K, const float *a,
+MLBC_PRODUCT MLBC_AVX512 static void mlbc_gemv_f32_avx512(long N, long K, const float *a,
                                                        const float *b, const float *c, long csn,
                                                        float *y)
 {
@@ -79,7 +79,7 @@ MLBC_TILE MLBC_AVX2 void mlbc_row_avx2(int np, long K, const float *a, const flo
 #define MLBC_GEMV_PASS8(NP) mlbc_row_avx2(NP, K, a, b, 16 * NP, cols, c ? c + n0 * csn : 0, \
                                           csn, y + n0)
 
-MLBC_PATH MLBC_AVX2 static void mlbc_gemv_f32_avx2(long N, long K, const float *a,
+MLBC_PRODUCT MLBC_AVX2 static void mlbc_gemv_f32_avx2(long N, long K, const float *a,
                                                    const float *b, const float *c, long csn,
                                                    float *y)
 {
