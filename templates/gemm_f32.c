@@ -19,41 +19,60 @@
     case 15: mlbc_row_avx512(MLBC_ROW_ARGS(15)); break; \
     default: mlbc_row_avx512(MLBC_ROW_ARGS(16)); break; }
 
-MLBC_PRODUCT MLBC_AVX512 static void mlbc_gemm_f32_avx512(long M, long N, long K, const float *a, long lda,
-                                             const float *b, long bps, long bks, int padded,
-                                             const float *c, long csm, long csn, float *y, long ldy)
-{
-    const long *offs = 0, *apix = 0, hs = 8; /* no table: the tiles' row offsets fold to k * bks */
-    const int split = 0;
-    MLBC_GEMM_LOOP(8, MLBC_ONE_ROW16_AVX512, MLBC_TWO_ROWS_AVX512, MLBC_ROWS_AVX512, 16, 4, 2)
+/* The paths' drivers NAME_avx512 and NAME_avx2, functions of their own (ATTR) */
+#define MLBC_GEMM_DRIVERS(NAME, ATTR) \
+ATTR MLBC_AVX512 static void NAME##_avx512(long M, long N, long K, const float *a, long lda, \
+        const float *b, long bps, long bks, int padded, const float *c, long csm, long csn, \
+        float *y, long ldy) \
+{ \
+    const long *offs = 0, *apix = 0, hs = 8; /* no table: row offsets fold to k * bks */ \
+    const int split = 0; \
+    MLBC_GEMM_LOOP(8, MLBC_ONE_ROW16_AVX512, MLBC_TWO_ROWS_AVX512, MLBC_ROWS_AVX512, 16, 4, 2) \
+} \
+ATTR MLBC_AVX2 static void NAME##_avx2(long M, long N, long K, const float *a, long lda, \
+        const float *b, long bps, long bks, int padded, const float *c, long csm, long csn, \
+        float *y, long ldy) \
+{ \
+    const long *offs = 0, *apix = 0, hs = 8; \
+    const int split = 0; \
+    MLBC_GEMM_LOOP(6, MLBC_ONE_ROW_AVX2, MLBC_TWO_ROWS_AVX2, MLBC_ROWS_AVX2, 4, 2, 1) \
 }
-
-MLBC_PRODUCT MLBC_AVX2 static void mlbc_gemm_f32_avx2(long M, long N, long K, const float *a, long lda,
-                                         const float *b, long bps, long bks, int padded,
-                                         const float *c, long csm, long csn, float *y, long ldy)
-{
-    const long *offs = 0, *apix = 0, hs = 8;
-    const int split = 0;
-    MLBC_GEMM_LOOP(6, MLBC_ONE_ROW_AVX2, MLBC_TWO_ROWS_AVX2, MLBC_ROWS_AVX2, 4, 2, 1)
-}
+/* gcc's noipa keeps the sizes generic (specialised, an LSTM step's 16 x 256 x 256 ran 1.15x
+ * slower); the small products' copy takes them (attention's, 1.3x faster at gcc -O2) */
+MLBC_GEMM_DRIVERS(mlbc_gemm_f32, MLBC_PATH)
+MLBC_GEMM_DRIVERS(mlbc_gemm_f32_small, MLBC_PRODUCT MLBC_MAYBE_UNUSED)
+#define MLBC_GEMM_X86(NAME) \
+    int isa = mlbc_isa(); \
+    if (isa == 2) { \
+        NAME##_avx512(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y, ldy); \
+        return; \
+    } \
+    if (isa == 1) { \
+        NAME##_avx2(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y, ldy); \
+        return; \
+    }
+#else
+#define MLBC_GEMM_X86(NAME)
 #endif
 
 /* Y[M][N] = A B (+ C): a[m][k] = a[m * lda + k], B in panels (see mlbc_gemm_f32_c), c[m][n] =
  * c[m * csm + n * csn] or no c; y[m][n] = y[m * ldy + n]. */
-static void mlbc_gemm_f32(long M, long N, long K, const float *a, long lda, const float *b,
-                          long bps, long bks, int padded, const float *c, long csm, long csn,
-                          float *y, long ldy)
+MLBC_MAYBE_UNUSED static void mlbc_gemm_f32(long M, long N, long K, const float *a, long lda,
+                                            const float *b, long bps, long bks, int padded,
+                                            const float *c, long csm, long csn, float *y,
+                                            long ldy)
 {
-#if MLBC_X86
-    int isa = mlbc_isa();
-    if (isa == 2) {
-        mlbc_gemm_f32_avx512(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y, ldy);
-        return;
-    }
-    if (isa == 1) {
-        mlbc_gemm_f32_avx2(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y, ldy);
-        return;
-    }
-#endif
+    MLBC_GEMM_X86(mlbc_gemm_f32)
+    mlbc_gemm_f32_base(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y, ldy);
+}
+
+/* The same for a product of at most MLBC_GEMM_SMALL multiply-adds (compiler/config.h). A
+ * file may call either alone. */
+MLBC_MAYBE_UNUSED static void mlbc_gemm_f32_small(long M, long N, long K, const float *a,
+                                                  long lda, const float *b, long bps, long bks,
+                                                  int padded, const float *c, long csm,
+                                                  long csn, float *y, long ldy)
+{
+    MLBC_GEMM_X86(mlbc_gemm_f32_small)
     mlbc_gemm_f32_base(M, N, K, a, lda, b, bps, bks, padded, c, csm, csn, y, ldy);
 }

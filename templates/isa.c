@@ -32,9 +32,9 @@
 #else
 #define MLBC_PATH __attribute__((noipa))
 #endif
-/* A matrix product's path takes its caller's constant sizes, as clang's does: gcc's noipa had
- * kept a Conv1d's products of 8 x 64 x 12 generic, 1.3x slower (gcc -O2, AMD Zen 5); its
- * drivers draw no warning from them. */
+/* A matrix product's path that takes its callers' constant sizes, as clang's does: gcc's noipa
+ * had kept a Conv1d's products of 8 x 64 x 12 generic, 1.3x slower (gcc -O2, AMD Zen 5); the
+ * product drivers draw no warning from them. */
 #define MLBC_PRODUCT __attribute__((noinline))
 #else
 #define MLBC_X86 0

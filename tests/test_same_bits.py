@@ -387,7 +387,10 @@ def main():
                kernel_cases(root, "depthwise", test_models.depthwise_variants_graph):
                    "depthwise (group",
                kernel_cases(root, "pool", test_models.pool_variants_graph): "AveragePool rows: "}
-    models = list(markers) + [gemm_sweep(root)]
+    # the large products' paths and the small ones' (specialised by gcc for their sizes)
+    markers[gemm_sweep(root)] = ("mlbc_gemm_f32(33, 300, 64, a,",
+                                 "mlbc_gemm_f32_small(2, 16, 7, a,")
+    models = list(markers)
     models += [m for m in sorted(glob.glob(os.path.join(mlbctest.ROOT, "models", "*.onnx")))
                if args.all_models or os.path.basename(m)[:-5] in SAMPLED_MODELS]
     datadir = os.path.join(args.build, "onnx-node-data")

@@ -234,7 +234,8 @@ static const struct {
     {"mlbc_dot_d(", "rnn_dot_d"}, {"mlbc_dot_h(", "rnn_dot_h"},
     {"mlbc_maddf(", "maddf"}, {"mlbc_accf(", "accf"}, {"mlbc_madd(", "madd"},
     {"mlbc_isa(", "isa"}, {"mlbc_gemm_f32(", "gemm_f32"}, {"mlbc_dots_f32(", "dots_f32"},
-    {"mlbc_gemv_f32(", "gemv_f32"}, {"mlbc_gemm_f32_base(", "gemm_shared_f32"},
+    {"mlbc_gemv_f32(", "gemv_f32"}, {"mlbc_gemm_f32_small(", "gemm_f32"},
+    {"mlbc_gemm_f32_base(", "gemm_shared_f32"},
     /* the float products' entry points call mlbc_isa() and mlbc_gemm_f32_c(): isa, listed
      * first, is included before the tiles, which use its macros */
     {"mlbc_gemm_f32_taps(", "gemm_taps_f32"}, {"mlbc_gemm_f32_pix(", "gemm_pix_f32"},

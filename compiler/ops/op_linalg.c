@@ -363,7 +363,8 @@ static const char *emit_fma(Emit *e, const Prod *p, const char **bref, int64_t *
         call = strf("mlbc_gemv_f32(%s, %s, a, b, %s, %s, y)", lit(p->N), lit(p->K),
                     p->C ? "c" : "0", lit(p->C ? p->csn : 0));
     else
-        call = strf("mlbc_gemm_f32(%s, %s, %s, a, %s, b, %s, %s, %d, %s, y, %s)", lit(p->M),
+        call = strf("mlbc_gemm_f32%s(%s, %s, %s, a, %s, b, %s, %s, %d, %s, y, %s)",
+                    (double)p->M * p->N * p->K <= MLBC_GEMM_SMALL ? "_small" : "", lit(p->M),
                     lit(p->N), lit(p->K), lit(p->sam),
                     lit(packed ? gemm_panel_stride(p->K) : FMA_PANEL),
                     lit(packed ? FMA_PANEL : p->sbk), packed, cargs, lit(p->N));
