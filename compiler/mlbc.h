@@ -470,6 +470,8 @@ Loops loop_nest(int rank, const int64_t *dim, int nops, int64_t (*stride)[MLBC_M
  * 4 a step (SSE) where AVX-512 takes 16. */
 Loops loop_nest_split(int rank, const int64_t *dim, int nops, int64_t (*stride)[MLBC_MAX_RANK],
                       int split);
+/* The first trips of such a loop over N: a multiple of 16 if that leaves some over, else N */
+int64_t whole_vectors(int64_t n);
 /* Every counted loop of generated code (emitters' text and templates' ${KEY}s) opens with
  * loop_head: the header "for (DECL V = 0; V < N; V += STEP)" (DECL "long " declares V in it,
  * "" uses a V declared before; STEP 1 gives V++), which the caller follows with " {" or with

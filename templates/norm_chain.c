@@ -7,9 +7,9 @@
 // row) and read back after a fence, as the nodes' kernels pass them on, and the variance
 // goes through a volatile: clang at -ffp-contract=fast would otherwise fuse a product with
 // the sum or the bias after it, or the variance's division by a power of 2 (a product for
-// it) with the epsilon. The
-// loops over a row are two, the features up to a multiple of 16 and the rest: gcc -O2
-// vectorises only loops that leave nothing over (one loop over 100 features ran 4 a step).
+// it) with the epsilon. The loops over a row are two, the features up to a multiple of 16 and
+// the rest: gcc -O2 vectorises only loops that leave nothing over (one loop over 100
+// features ran 4 a step).
 /* ${DOC} */
 static void ${FN}(const float *restrict x, ${PARAMS}float *restrict y)
 {

@@ -69,8 +69,7 @@ static const char *index_expr(int rank, const int64_t *stride)
     return b.len ? b.p : "0";
 }
 
-/* The innermost loop's first trips: a multiple of 16 if it leaves over more than none */
-static int64_t whole_vectors(int64_t n) { return n > 16 && n % 16 ? n - n % 16 : n; }
+int64_t whole_vectors(int64_t n) { return n > 16 && n % 16 ? n - n % 16 : n; }
 
 Loops loop_nest(int rank, const int64_t *dim_in, int nops, int64_t (*stride_in)[MLBC_MAX_RANK])
 {

@@ -361,12 +361,11 @@ static const char *row_sum(int L, int64_t K, const char *v)
     return b.p;
 }
 
-/* Statement STMT for k over a row of K features: up to a multiple of 16, then the rest
- * (templates/norm_chain.c) */
+/* Statement STMT for k over a row of K features, in loops as loop_nest_split splits them */
 static const char *row_loops(int64_t K, const char *stmt)
 {
     Buf b = {0};
-    int64_t KV = K > 16 ? K - K % 16 : 0;
+    int64_t KV = whole_vectors(K);
     for (int part = 0; part < 2; part++) {
         int64_t from = part ? KV : 0, to = part ? K : KV;
         if (from < to) {
