@@ -487,6 +487,8 @@ const char *unloop(const char *text);
 /* Lines folding L lane accumulators ACC[0..L) into ACC[0] by halves (lane j takes lane j + w,
  * w = L/2, ..., 1; COMB has two %s: accumulator, term), over an int j declared before. */
 void lane_fold(Buf *b, int ind, int L, const char *acc, const char *comb);
+/* The loop adding N floats (a multiple of 8) from AT + k into "mlbc_f8 lanes" (lanes8.c). */
+void sum_lanes8(Buf *b, int ind, const char *at, int64_t n);
 
 typedef struct Options {
     const char *name;                   /* symbol prefix */

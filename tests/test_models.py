@@ -1010,6 +1010,53 @@ def check_pool_variants(mlbc, work):
     return check_graph(mlbc, work, "pool_variants", *pool_variants_graph(), inspect)
 
 
+# Float sums whose 8 lanes are one vector (templates/lanes8.c): (op, x's shape, axes or None
+# for a global pool, whether the lanes take them). Rows of 1024, of 100 (a rest past the last 8),
+# of 32, a reduced outer axis around the rows, a plane with a rest; rows of 7 (no lanes) and a
+# ReduceMax (not a sum) stay array loops.
+SUM_LANES_CASES = (
+    ("ReduceMean", (16, 1024), [1], True), ("ReduceSum", (3, 100), [1], True),
+    ("ReduceMean", (5, 32), [-1], True), ("ReduceSum", (4, 3, 40), [0, 2], True),
+    ("GlobalAveragePool", (1, 16, 32, 32), None, True),
+    ("GlobalAveragePool", (2, 3, 10, 10), None, True),
+    ("ReduceMean", (6, 7), [1], False), ("ReduceMax", (4, 64), [1], False))
+
+
+def sum_lanes_graph():
+    """SUM_LANES_CASES, inputs 1% NaN, 1% infinite, 2% -0: the model and its feeds."""
+    from onnx import helper
+    rng = np.random.default_rng(43)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, feeds = [], [], [], {}
+    for i, (op, shape, axes, _) in enumerate(SUM_LANES_CASES):
+        x, y = "x%d" % i, "y%d" % i
+        feeds[x] = rng.standard_normal(shape).astype(np.float32)
+        flat = feeds[x].reshape(-1)
+        flat[rng.random(flat.size) < 0.01] = np.nan
+        flat[rng.random(flat.size) < 0.01] = np.inf
+        flat[rng.random(flat.size) < 0.02] = -0.0
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        kept = [1 if axes is None and a >= 2 or axes is not None and
+                (a in axes or a - len(shape) in axes) else n for a, n in enumerate(shape)]
+        nodes.append(helper.make_node(op, [x], [y]) if axes is None else
+                     helper.make_node(op, [x], [y], axes=axes, keepdims=1))
+        outputs.append(helper.make_tensor_value_info(y, F, kept))
+    graph = helper.make_graph(nodes, "sum_lanes", inputs, outputs, [])
+    # opset 12: ReduceSum's axes still an attribute
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]), feeds
+
+
+def check_sum_lanes(mlbc, work):
+    """SUM_LANES_CASES against onnx_np, those marked by the vector of lanes."""
+
+    def inspect(code):
+        kernels = code.count("MLBC_F8_ADD(lanes")
+        if kernels != sum(c[-1] for c in SUM_LANES_CASES):
+            raise Failure("%d sums by lanes8, not %d" % (
+                kernels, sum(c[-1] for c in SUM_LANES_CASES)))
+    return check_graph(mlbc, work, "sum_lanes", *sum_lanes_graph(), inspect)
+
+
 def check_divs_variants(mlbc, work):
     """The divisions of divs_variants_graph against onnx_np, and that they call the kernel."""
     want = sum(2 * (r * k >= 16) + (k >= 16) for r, k in DIVS_SHAPES)
@@ -1132,6 +1179,8 @@ def main():
          "nodes vs onnx_np"),
         ("MaxPool and AveragePool, by the row kernel or not",
          lambda: check_pool_variants(mlbc, work), "nodes vs onnx_np"),
+        ("float sums in a vector of 8 lanes (ReduceSum, ReduceMean, GlobalAveragePool)",
+         lambda: check_sum_lanes(mlbc, work), "nodes vs onnx_np"),
         ("Conv + BatchNormalization + activation fused, the same bits as apart",
          lambda: check_conv_act(mlbc, work), "chains"),
         ("Conv + mean of each plane fused, the same bits as apart",

@@ -286,6 +286,16 @@ const char *unloop(const char *text)
     return out.p;
 }
 
+/* The loop adding the N floats (a multiple of 8) at AT + k, AT an expression of the loop's k,
+ * into "mlbc_f8 lanes" (templates/lanes8.c, declared = {0} before it): lane j takes the
+ * elements of index j mod 8, in order, as a loop over an array of 8 would, but vectorised
+ * alike by every compiler. The caller copies the lanes out into a float[8] to fold them. */
+void sum_lanes8(Buf *b, int ind, const char *at, int64_t n)
+{
+    buf_line(b, ind, "for (k = 0; k < %s; k += 8)", lit(n));
+    buf_line(b, ind + 1, "MLBC_F8_ADD(lanes, %s + k);", at);
+}
+
 /* A loop per step, each of a constant trip count: a loop over w as well left the lanes in
  * memory, each step's stores forwarded to its loads (a gcc -O2 ReduceMean over rows of 64
  * floats, 2.7x slower). */

@@ -553,11 +553,19 @@ static void global_emit(Emit *e, Node *n)
             term = p == 1 ? strf("fabs%s(v)", sf) : strf("pow%s(fabs%s(v), %.17g)", sf, sf, p);
         int64_t main = plane / 8 * 8;
         buf_line(&b, 2, "%s s[8] = {0, 0, 0, 0, 0, 0, 0, 0}, sum;", A);
-        buf_line(&b, 2, "%s", loop_head("long ", "i0", main, 8));
-        buf_line(&b, 3, "for (long k = 0; k < 8; k++) {");
-        buf_line(&b, 4, "const %s v = %s;", A, load_elem(t, "xc[i0 + k]"));
-        buf_line(&b, 4, "s[k] += %s;", term);
-        buf_line(&b, 3, "}");
+        if (!strcmp(term, "v") && t == DT_FLOAT && main) {
+            /* the lanes as one vector (sum_lanes8) */
+            buf_line(&b, 2, "long k;");
+            buf_line(&b, 2, "mlbc_f8 lanes = {0};");
+            sum_lanes8(&b, 2, "xc", main);
+            buf_line(&b, 2, "memcpy(s, &lanes, sizeof lanes);");
+        } else {
+            buf_line(&b, 2, "%s", loop_head("long ", "i0", main, 8));
+            buf_line(&b, 3, "for (long k = 0; k < 8; k++) {");
+            buf_line(&b, 4, "const %s v = %s;", A, load_elem(t, "xc[i0 + k]"));
+            buf_line(&b, 4, "s[k] += %s;", term);
+            buf_line(&b, 3, "}");
+        }
         if (plane % 8) {
             buf_line(&b, 2, "%s {", loop_head("long ", "k", plane % 8, 1));
             buf_line(&b, 3, "const %s v = %s;", A, load_elem(t, strf("xc[%s + k]", lit(main))));
@@ -572,7 +580,7 @@ static void global_emit(Emit *e, Node *n)
     }
     buf_line(&b, 2, "y[c] = %s;", store_elem(t, res));
     const char *what = kind == P_LP ? strf("GlobalLpPool p=%g", p) : n->op;
-    const char *fn = kernel(e, n, "pool_global",
+    const char *fn = kernel_paths(e, n, numel(x), "pool_global",
         "DOC", strf("%s %s%s -> %s", what, dtype_name(t), shape_str(x), shape_str(y)),
         "T", dtype_ctype(t), "FOR_C", loop_head("long ", "c", nc, 1), "PLANE", lit(plane),
         "BODY", b.p, NULL);

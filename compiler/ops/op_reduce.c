@@ -359,7 +359,12 @@ static void rows_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
     if (kind != c->kind) /* the max pass of ReduceLogSumExp (float accumulators only) */
         pc.init = "-INFINITY";
     int64_t K = g[ng - 1].n, KM = K - K % L;
-    if (L > 1) {
+    /* float sums: the lanes as one vector (sum_lanes8) */
+    int vec = L == 8 && (kind == R_SUM || kind == R_MEAN) && tx == DT_FLOAT &&
+              c->AT == DT_FLOAT;
+    if (vec) {
+        buf_line(b, ind, "mlbc_f8 lanes = {0};");
+    } else if (L > 1) {
         buf_line(b, ind, "for (j = 0; j < %d; j++)", L);
         buf_line(b, ind + 1, "acc[j] = %s;", pc.init);
     } else {
@@ -374,7 +379,9 @@ static void rows_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
         }
     const char *base = offset(g, ng, 1, 0, -1);
     if (KM) {
-        if (L > 1) {
+        if (vec) {
+            sum_lanes8(b, ind, !strcmp(base, "0") ? "x" : strf("x + %s", base), KM);
+        } else if (L > 1) {
             buf_line(b, ind, "for (k = 0; k < %s; k += %d)", lit(KM), L);
             buf_line(b, ind + 1, "for (j = 0; j < %d; j++) {", L);
             buf_line(b, ind + 2, "const %s v = %s;", pc.V,
@@ -397,6 +404,8 @@ static void rows_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
     for (int i = 0; i < ng - 1; i++)
         if (g[i].red)
             buf_line(b, --ind, "}");
+    if (vec)
+        buf_line(b, ind, "memcpy(acc, &lanes, sizeof lanes);");
     lane_fold(b, ind, L, "acc", r_comb_fmt(&pc));
     if (K % L)
         buf_line(b, ind, "acc[0] = %s;", strf(r_comb_fmt(&pc), "acc[0]", "rest"));
