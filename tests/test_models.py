@@ -1057,6 +1057,46 @@ def check_sum_lanes(mlbc, work):
     return check_graph(mlbc, work, "sum_lanes", *sum_lanes_graph(), inspect)
 
 
+# Float Transposes: (x's shape, perm, whether mlbc_transpose_f32 takes them): both swapped axes
+# 8 or more (tiles of 8 and edges: 13 x 37, 9 and 20 under a kept axis, the attention head's
+# [1, 64, 8, 16] -> [1, 8, 16, 64], three axes reversed), one of 7 (the element loop).
+TRANSPOSE_CASES = (
+    ((13, 37), [1, 0], True), ((2, 20, 9), [0, 2, 1], True),
+    ((1, 64, 8, 16), [0, 2, 3, 1], True), ((8, 3, 16), [2, 1, 0], True),
+    ((7, 40), [1, 0], False))
+
+
+def transpose_variants_graph():
+    """TRANSPOSE_CASES, inputs with NaN, infinite and -0 values: the model and its feeds."""
+    from onnx import helper
+    rng = np.random.default_rng(47)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, feeds = [], [], [], {}
+    for i, (shape, perm, _) in enumerate(TRANSPOSE_CASES):
+        x, y = "x%d" % i, "y%d" % i
+        feeds[x] = rng.standard_normal(shape).astype(np.float32)
+        flat = feeds[x].reshape(-1)
+        flat[rng.random(flat.size) < 0.02] = np.nan
+        flat[rng.random(flat.size) < 0.02] = -np.inf
+        flat[rng.random(flat.size) < 0.02] = -0.0
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        nodes.append(helper.make_node("Transpose", [x], [y], perm=perm))
+        outputs.append(helper.make_tensor_value_info(y, F, [shape[a] for a in perm]))
+    graph = helper.make_graph(nodes, "transpose_variants", inputs, outputs, [])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
+
+
+def check_transpose_variants(mlbc, work):
+    """TRANSPOSE_CASES against onnx_np, those marked by mlbc_transpose_f32."""
+
+    def inspect(code):
+        calls = len(re.findall(r"^\s+mlbc_transpose_f32\(", code, re.M))
+        if calls != sum(c[-1] for c in TRANSPOSE_CASES):
+            raise Failure("%d transposes by mlbc_transpose_f32, not %d" % (
+                calls, sum(c[-1] for c in TRANSPOSE_CASES)))
+    return check_graph(mlbc, work, "transpose_variants", *transpose_variants_graph(), inspect)
+
+
 def check_divs_variants(mlbc, work):
     """The divisions of divs_variants_graph against onnx_np, and that they call the kernel."""
     want = sum(2 * (r * k >= 16) + (k >= 16) for r, k in DIVS_SHAPES)
@@ -1181,6 +1221,8 @@ def main():
          lambda: check_pool_variants(mlbc, work), "nodes vs onnx_np"),
         ("float sums in a vector of 8 lanes (ReduceSum, ReduceMean, GlobalAveragePool)",
          lambda: check_sum_lanes(mlbc, work), "nodes vs onnx_np"),
+        ("float Transposes by 8 x 8 tiles or element by element",
+         lambda: check_transpose_variants(mlbc, work), "nodes vs onnx_np"),
         ("Conv + BatchNormalization + activation fused, the same bits as apart",
          lambda: check_conv_act(mlbc, work), "chains"),
         ("Conv + mean of each plane fused, the same bits as apart",

@@ -387,7 +387,9 @@ def main():
                kernel_cases(root, "depthwise", test_models.depthwise_variants_graph):
                    "depthwise (group",
                kernel_cases(root, "pool", test_models.pool_variants_graph): "AveragePool rows: ",
-               kernel_cases(root, "sum_lanes", test_models.sum_lanes_graph): "MLBC_F8_ADD("}
+               kernel_cases(root, "sum_lanes", test_models.sum_lanes_graph): "MLBC_F8_ADD(",
+               kernel_cases(root, "transpose", test_models.transpose_variants_graph):
+                   "mlbc_transpose_f32("}
     # the large products' paths and the small ones' (specialised by gcc for their sizes)
     markers[gemm_sweep(root)] = ("mlbc_gemm_f32(33, 300, 64, a,",
                                  "mlbc_gemm_f32_small(2, 16, 7, a,")

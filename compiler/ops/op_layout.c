@@ -115,9 +115,41 @@ static int transpose_axes(const Copy *c, int *p)
     return 0;
 }
 
-static void copy_body(Buf *b, const Copy *c, const char *xn, const char *yn, size_t es)
+/* A float copy that swaps the unit-stride axis with another of at least 8: the 2-D transposes
+ * over the other axes, by mlbc_transpose_f32 (templates/transpose_f32.c). */
+static int float_transpose(Buf *b, const Copy *c, const char *xn, const char *yn)
+{
+    int r = c->rank, q = r - 1, p = -1;
+    if (r < 2 || c->ost[q] != 1 || c->ist[q] == 1 || c->dim[q] < 8)
+        return 0;
+    for (int i = 0; i < q && p < 0; i++)
+        if (c->ist[i] == 1 && c->dim[i] >= 8)
+            p = i;
+    if (p < 0)
+        return 0;
+    int64_t ist[MLBC_MAX_RANK], ost[MLBC_MAX_RANK];
+    memcpy(ist, c->ist, sizeof(int64_t) * r);
+    memcpy(ost, c->ost, sizeof(int64_t) * r);
+    ist[p] = ist[q] = ost[p] = ost[q] = 0;
+    const char *ind = "    ";
+    for (int i = 0; i < q; i++)
+        if (i != p) {
+            buf_printf(b, "%sfor (long i%d = 0; i%d < %s; i%d++)\n", ind, i, i,
+                       lit(c->dim[i]), i);
+            ind = strf("%s    ", ind);
+        }
+    buf_printf(b, "%smlbc_transpose_f32(%s, %s, %s, %s, %s, %s);\n", ind, lit(c->dim[q]),
+               lit(c->dim[p]), ptr_plus(xn, index_expr(c->ioff, r, ist)), lit(c->ist[q]),
+               ptr_plus(yn, index_expr(c->ooff, r, ost)), lit(c->ost[p]));
+    return 1;
+}
+
+static void copy_body(Buf *b, const Copy *c, const char *xn, const char *yn, DType t)
 {
     int r = c->rank, p;
+    size_t es = dtype_size(t);
+    if (t == DT_FLOAT && float_transpose(b, c, xn, yn))
+        return;
     if (transpose_axes(c, &p)) {
         /* Loops: the other axes, then block p, block q, then p, q inside the tile. */
         const char *ind = "    ";
@@ -208,7 +240,7 @@ static void emit_copies(Emit *e, Node *n, Copy *cs, int nc, const char *doc)
     for (int i = 0; i < nc; i++)
         if (cs[i].rank >= 0)
             copy_body(&body, &cs[i], nx > 1 ? strf("x%d", cs[i].src) : "x",
-                      ny > 1 ? strf("y%d", cs[i].dst) : "y", dtype_size(t));
+                      ny > 1 ? strf("y%d", cs[i].dst) : "y", t);
     const char *fn = kernel(e, n, "layout_copy", "DOC", doc, "PARAMS", params.p, "BODY",
                             body.p, NULL);
     stmt(e, "%s(%s);", fn, call.p);

@@ -918,7 +918,8 @@ static const char *softmax_rows(Emit *e, Node *n, const char *doc, int64_t A, in
              keep_e && !vexp ? "yr[k + j]" : NULL, keep_e && !vexp ? "yr[k]" : NULL);
     if (logsm)
         buf_line(&sum, 2, "sum = log%s(sum);", S);
-    return kernel(e, n, "reduce_softmax_rows", "OP", n->op, "DOC", doc, "TX", dtype_ctype(t),
+    return kernel_paths(e, n, A * K, "reduce_softmax_rows", "OP", n->op, "DOC", doc,
+                  "TX", dtype_ctype(t),
                   "TY", dtype_ctype(t), "C", C, "A", lit(A), "FOR_A", loop_head("", "a", A, 1),
                   "K", lit(K),
                   "LANES_NOTE", lanes_note(L),
