@@ -349,6 +349,7 @@ int64_t attr_int(Node *n, const char *name, int64_t dflt);
 double attr_float(Node *n, const char *name, double dflt);
 const char *attr_str(Node *n, const char *name, const char *dflt);
 int attr_ints(Node *n, const char *name, int64_t *out, int max);  /* -1 if absent */
+void transpose_perm(Node *n, int r, int *perm); /* op_layout.c: a Transpose's, checked */
 int attr_floats(Node *n, const char *name, float *out, int max);  /* -1 if absent */
 
 /* Read a constant integer tensor (int32 or int64) into out; returns count. */

@@ -1097,6 +1097,43 @@ def check_transpose_variants(mlbc, work):
     return check_graph(mlbc, work, "transpose_variants", *transpose_variants_graph(), inspect)
 
 
+def transpose_pair_graph():
+    """y0: x0 transposed there and back (torch's x.transpose(1, 2) undone), which mlbc turns
+    into an Identity; y1: two Transposes that do not cancel; y2: a pair whose middle is also
+    an output. The model and its feeds."""
+    from onnx import helper
+    rng = np.random.default_rng(53)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, feeds = [], [], [], {}
+    for i, (p1, p2, keep_mid) in enumerate((([0, 2, 1], [0, 2, 1], False),
+                                            ([0, 2, 1], [2, 1, 0], False),
+                                            ([1, 0, 2], [1, 0, 2], True))):
+        x, m, y = "x%d" % i, "m%d" % i, "y%d" % i
+        shape = (4, 9, 12)
+        feeds[x] = rng.standard_normal(shape).astype(np.float32)
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        mid = [shape[a] for a in p1]
+        nodes += [helper.make_node("Transpose", [x], [m], perm=p1),
+                  helper.make_node("Transpose", [m], [y], perm=p2)]
+        outputs.append(helper.make_tensor_value_info(y, F, [mid[a] for a in p2]))
+        if keep_mid:
+            outputs.append(helper.make_tensor_value_info(m, F, mid))
+    graph = helper.make_graph(nodes, "transpose_pair", inputs, outputs, [])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
+
+
+def check_transpose_pair(mlbc, work):
+    """transpose_pair_graph against onnx_np: one pair became an Identity, four Transposes
+    stayed."""
+
+    def inspect(code):
+        ids = len(re.findall(r"/\* Identity ", code))
+        kept = len(re.findall(r"/\* Transpose '", code))
+        if (ids, kept) != (1, 4):
+            raise Failure("%d Identity and %d Transpose nodes, not 1 and 4" % (ids, kept))
+    return check_graph(mlbc, work, "transpose_pair", *transpose_pair_graph(), inspect)
+
+
 def check_divs_variants(mlbc, work):
     """The divisions of divs_variants_graph against onnx_np, and that they call the kernel."""
     want = sum(2 * (r * k >= 16) + (k >= 16) for r, k in DIVS_SHAPES)
@@ -1223,6 +1260,8 @@ def main():
          lambda: check_sum_lanes(mlbc, work), "nodes vs onnx_np"),
         ("float Transposes by 8 x 8 tiles or element by element",
          lambda: check_transpose_variants(mlbc, work), "nodes vs onnx_np"),
+        ("a Transpose undone by the next: an Identity",
+         lambda: check_transpose_pair(mlbc, work), "nodes vs onnx_np"),
         ("Conv + BatchNormalization + activation fused, the same bits as apart",
          lambda: check_conv_act(mlbc, work), "chains"),
         ("Conv + mean of each plane fused, the same bits as apart",

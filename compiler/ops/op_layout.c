@@ -259,7 +259,7 @@ static Copy whole(int rank, const int64_t *dim, const int64_t *ist)
 
 /* ---- Transpose ---- */
 
-static void transpose_perm(Node *n, int r, int *perm)
+void transpose_perm(Node *n, int r, int *perm)
 {
     int64_t p[MLBC_MAX_RANK];
     int k = attr_ints(n, "perm", p, MLBC_MAX_RANK), seen[MLBC_MAX_RANK] = {0};

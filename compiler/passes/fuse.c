@@ -39,6 +39,9 @@
  * column, or one in all: a Linear layer on a batch of sequences, exported so): the Add node
  * becomes the MatMul with the bias as a third input, the c operand of op_linalg.c's product,
  * which the kernels add to each finished sum as the Add did: the same bits, one pass fewer.
+ *
+ * Transpose + Transpose that cancel (torch's x.transpose(1, 2) undone by the next layer): the
+ * second becomes an Identity of the first's input, whose buffer it shares; nothing moves.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -452,13 +455,48 @@ static int try_matmul_add(Graph *g, Node *mm)
     return 1;
 }
 
+/* ---- Transposes that cancel ---- */
+
+static int is_transpose(const Node *n)
+{
+    return n && !n->dead && !strcmp(n->op, "Transpose") && !*n->domain && n->nin == 1 &&
+           n->nout == 1 && n->out[0];
+}
+
+/* A Transpose of a Transpose whose permutations compose to the identity (torch's x.transpose
+ * (1, 2) undone by the next layer), read by it alone: the second becomes an Identity of the
+ * first's input, which shares its buffer (plan.c); no element moves. */
+static int try_transpose_pair(Graph *g, Node *t2)
+{
+    if (!is_transpose(t2))
+        return 0;
+    Value *mid = t2->in[0];
+    Node *t1 = mid->producer;
+    if (!is_transpose(t1) || sole_consumer(g, mid) != t2)
+        return 0;
+    int r = mid->rank, p1[MLBC_MAX_RANK], p2[MLBC_MAX_RANK];
+    transpose_perm(t1, r, p1);
+    transpose_perm(t2, r, p2);
+    for (int i = 0; i < r; i++)
+        if (p1[p2[i]] != i)
+            return 0;
+    t2->def = find_op("Identity");
+    t2->op = "Identity";
+    t2->in[0] = t1->in[0];
+    t2->nattr = 0;
+    t1->dead = 1;                       /* uses counted as remove_dead would */
+    mid->nuse = 0;
+    return 1;
+}
+
 int fuse_graph(Graph *g)
 {
     int fused = 0;
     /* SiLU first: a Conv before it then takes it whole */
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
-            fused += try_silu(g, g->nodes[i]) || try_norm_chain(g, g->nodes[i]);
+            fused += try_silu(g, g->nodes[i]) || try_norm_chain(g, g->nodes[i]) ||
+                     try_transpose_pair(g, g->nodes[i]);
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             fused += try_bucketize(g, g->nodes[i]) || try_conv_bn(g, g->nodes[i]) ||
