@@ -972,6 +972,16 @@ POOL_CASES = (
     ("AveragePool", (1, 2, 6, 6), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 0, False))
 
 
+def marked(pattern, cases, what):
+    """An inspect() for check_graph: the generated code matches PATTERN (a regex, per line)
+    once for each of CASES whose last field is true."""
+    def inspect(code):
+        got, want = len(re.findall(pattern, code, re.M)), sum(c[-1] for c in cases)
+        if got != want:
+            raise Failure("%d %s, not %d" % (got, what, want))
+    return inspect
+
+
 def pool_variants_graph():
     """POOL_CASES, inputs 1% infinite, 2% -0 and (AveragePool's: mlbc's MaxPool passes over
     NaN, onnx_np's keeps it) 1% NaN: returns the model and its feeds."""
@@ -1002,12 +1012,9 @@ def pool_variants_graph():
 def check_pool_variants(mlbc, work):
     """POOL_CASES against onnx_np, those marked through the row kernel."""
 
-    def inspect(code):
-        rows = len(re.findall(r"^/\* (?:Max|Average)Pool rows: ", code, re.M))
-        if rows != sum(c[-1] for c in POOL_CASES):
-            raise Failure("%d pools by the row kernel, not %d" % (
-                rows, sum(c[-1] for c in POOL_CASES)))
-    return check_graph(mlbc, work, "pool_variants", *pool_variants_graph(), inspect)
+    return check_graph(mlbc, work, "pool_variants", *pool_variants_graph(),
+                       marked(r"^/\* (?:Max|Average)Pool rows: ", POOL_CASES,
+                              "pools by the row kernel"))
 
 
 # Float sums whose 8 lanes are one vector (templates/lanes8.c): (op, x's shape, axes or None
@@ -1023,7 +1030,7 @@ SUM_LANES_CASES = (
 
 
 def sum_lanes_graph():
-    """SUM_LANES_CASES, inputs 1% NaN, 1% infinite, 2% -0: the model and its feeds."""
+    """SUM_LANES_CASES, inputs poisoned (NaN, infinities, -0): the model and its feeds."""
     from onnx import helper
     rng = np.random.default_rng(43)
     F = onnx.TensorProto.FLOAT
@@ -1031,10 +1038,6 @@ def sum_lanes_graph():
     for i, (op, shape, axes, _) in enumerate(SUM_LANES_CASES):
         x, y = "x%d" % i, "y%d" % i
         feeds[x] = rng.standard_normal(shape).astype(np.float32)
-        flat = feeds[x].reshape(-1)
-        flat[rng.random(flat.size) < 0.01] = np.nan
-        flat[rng.random(flat.size) < 0.01] = np.inf
-        flat[rng.random(flat.size) < 0.02] = -0.0
         inputs.append(helper.make_tensor_value_info(x, F, shape))
         kept = [1 if axes is None and a >= 2 or axes is not None and
                 (a in axes or a - len(shape) in axes) else n for a, n in enumerate(shape)]
@@ -1043,18 +1046,14 @@ def sum_lanes_graph():
         outputs.append(helper.make_tensor_value_info(y, F, kept))
     graph = helper.make_graph(nodes, "sum_lanes", inputs, outputs, [])
     # opset 12: ReduceSum's axes still an attribute
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]), feeds
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 12)]), poison(feeds, 43)
 
 
 def check_sum_lanes(mlbc, work):
     """SUM_LANES_CASES against onnx_np, those marked by the vector of lanes."""
 
-    def inspect(code):
-        kernels = code.count("MLBC_F8_ADD(lanes")
-        if kernels != sum(c[-1] for c in SUM_LANES_CASES):
-            raise Failure("%d sums by lanes8, not %d" % (
-                kernels, sum(c[-1] for c in SUM_LANES_CASES)))
-    return check_graph(mlbc, work, "sum_lanes", *sum_lanes_graph(), inspect)
+    return check_graph(mlbc, work, "sum_lanes", *sum_lanes_graph(),
+                       marked(r"MLBC_F8_ADD\(lanes", SUM_LANES_CASES, "sums by lanes8"))
 
 
 # Float Transposes: (x's shape, perm, whether mlbc_transpose_f32 takes them): both swapped axes
@@ -1067,7 +1066,7 @@ TRANSPOSE_CASES = (
 
 
 def transpose_variants_graph():
-    """TRANSPOSE_CASES, inputs with NaN, infinite and -0 values: the model and its feeds."""
+    """TRANSPOSE_CASES, inputs poisoned (NaN, infinities, -0): the model and its feeds."""
     from onnx import helper
     rng = np.random.default_rng(47)
     F = onnx.TensorProto.FLOAT
@@ -1075,26 +1074,19 @@ def transpose_variants_graph():
     for i, (shape, perm, _) in enumerate(TRANSPOSE_CASES):
         x, y = "x%d" % i, "y%d" % i
         feeds[x] = rng.standard_normal(shape).astype(np.float32)
-        flat = feeds[x].reshape(-1)
-        flat[rng.random(flat.size) < 0.02] = np.nan
-        flat[rng.random(flat.size) < 0.02] = -np.inf
-        flat[rng.random(flat.size) < 0.02] = -0.0
         inputs.append(helper.make_tensor_value_info(x, F, shape))
         nodes.append(helper.make_node("Transpose", [x], [y], perm=perm))
         outputs.append(helper.make_tensor_value_info(y, F, [shape[a] for a in perm]))
     graph = helper.make_graph(nodes, "transpose_variants", inputs, outputs, [])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), poison(feeds, 47)
 
 
 def check_transpose_variants(mlbc, work):
     """TRANSPOSE_CASES against onnx_np, those marked by mlbc_transpose_f32."""
 
-    def inspect(code):
-        calls = len(re.findall(r"^\s+mlbc_transpose_f32\(", code, re.M))
-        if calls != sum(c[-1] for c in TRANSPOSE_CASES):
-            raise Failure("%d transposes by mlbc_transpose_f32, not %d" % (
-                calls, sum(c[-1] for c in TRANSPOSE_CASES)))
-    return check_graph(mlbc, work, "transpose_variants", *transpose_variants_graph(), inspect)
+    return check_graph(mlbc, work, "transpose_variants", *transpose_variants_graph(),
+                       marked(r"^\s+mlbc_transpose_f32\(", TRANSPOSE_CASES,
+                              "transposes by mlbc_transpose_f32"))
 
 
 def transpose_pair_graph():

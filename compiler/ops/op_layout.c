@@ -102,13 +102,15 @@ static const char *ptr_plus(const char *p, const char *idx)
  * cache. Used when both axes are long. */
 #define BLOCK 16
 
-static int transpose_axes(const Copy *c, int *p)
+/* The copy swaps the output's unit-stride (last) axis with the input's, axis *P, both at
+ * least MIN long. */
+static int transpose_axes(const Copy *c, int64_t min, int *p)
 {
     int r = c->rank;
-    if (r < 2 || c->ost[r - 1] != 1 || c->ist[r - 1] == 1 || c->dim[r - 1] < 2 * BLOCK)
+    if (r < 2 || c->ost[r - 1] != 1 || c->ist[r - 1] == 1 || c->dim[r - 1] < min)
         return 0;
     for (int i = 0; i < r - 1; i++)
-        if (c->ist[i] == 1 && c->dim[i] >= 2 * BLOCK) {
+        if (c->ist[i] == 1 && c->dim[i] >= min) {
             *p = i;
             return 1;
         }
@@ -119,13 +121,8 @@ static int transpose_axes(const Copy *c, int *p)
  * over the other axes, by mlbc_transpose_f32 (templates/transpose_f32.c). */
 static int float_transpose(Buf *b, const Copy *c, const char *xn, const char *yn)
 {
-    int r = c->rank, q = r - 1, p = -1;
-    if (r < 2 || c->ost[q] != 1 || c->ist[q] == 1 || c->dim[q] < 8)
-        return 0;
-    for (int i = 0; i < q && p < 0; i++)
-        if (c->ist[i] == 1 && c->dim[i] >= 8)
-            p = i;
-    if (p < 0)
+    int r = c->rank, q = r - 1, p;
+    if (!transpose_axes(c, 8, &p))
         return 0;
     int64_t ist[MLBC_MAX_RANK], ost[MLBC_MAX_RANK];
     memcpy(ist, c->ist, sizeof(int64_t) * r);
@@ -150,7 +147,7 @@ static void copy_body(Buf *b, const Copy *c, const char *xn, const char *yn, DTy
     size_t es = dtype_size(t);
     if (t == DT_FLOAT && float_transpose(b, c, xn, yn))
         return;
-    if (transpose_axes(c, &p)) {
+    if (transpose_axes(c, 2 * BLOCK, &p)) {
         /* Loops: the other axes, then block p, block q, then p, q inside the tile. */
         const char *ind = "    ";
         for (int i = 0; i < r - 1; i++) {
