@@ -6,11 +6,12 @@
 // plane j / MG (xs): in place, or (FIRST, SRC) copied into one of two zero-bordered planes
 // of xp a plane ahead, as its phases when strided along W (templates/conv_phases.c; the
 // chunks' ROW and COL then find a tap's phase, and its row of outputs reads consecutive
-// floats). A row goes in CHUNKS of up to 4 vectors of 16 sums, which stay in registers
-// while the taps are added (gcc -O2 vectorises each loop of 16, with the CPU's FMA on the
-// AVX2 and AVX-512 paths: isa_paths.c); lanes past the row's end are computed from what
-// follows it in xp and never stored. A fused Relu is taken as the sums are stored; another
-// fused activation (ACT) goes over the finished output plane.
+// floats). A row goes in CHUNKS of up to 4 vectors of 16 sums (rows of fewer vectors
+// several to a chunk), which stay in registers while the taps are added (gcc -O2 vectorises
+// each loop of 16, with the CPU's FMA on the AVX2 and AVX-512 paths: isa_paths.c); lanes
+// past the row's end are computed from what follows it in xp and never stored. A fused Relu
+// is taken as the sums are stored; another fused activation (ACT) goes over the finished
+// output plane.
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
@@ -19,7 +20,5 @@ ${FIRST}    for (j = 0; j < ${NM}; j++) {
         const long m = j % ${M};
         const float *restrict wm = w + m * ${KHW};
         float *restrict ym = y + j * ${OHW};
-${SRC}        for (oh = 0; oh < ${OH}; oh++) {
-${CHUNKS}        }
-${ACT}    }
+${SRC}${CHUNKS}${ACT}    }
 }

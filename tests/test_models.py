@@ -803,9 +803,10 @@ def check_paths_variants(mlbc, work):
 # strides, dilations, pads, bias, fused Relu, a 2x2 MaxPool after it). Rows with and without a
 # tail past 16, rows shorter than 16 (read from the planes even without padding), rows of
 # several chunks of 4 vectors (with a partial last vector, and whole read in place), rows of
-# fewer than 8 (conv1d of 7 steps, strided to 4, channel multiplier 2), strides
-# (read in phases) of 2 and 3, dilations of 2, asymmetric and no padding, 1-D and 2-D,
-# batches, channel multipliers (planes shared by outputs).
+# fewer than 8 (conv1d of 7 steps, strided to 4, channel multiplier 2), rows of one and two
+# vectors taken 4 and 2 rows at a time (with rows left over; padded, and read in place),
+# strides (read in phases) of 2 and 3, dilations of 2, asymmetric and no padding, 1-D and
+# 2-D, batches, channel multipliers (planes shared by outputs).
 DW_CASES = (((2, 8, 9, 13), 1, 3, 1, 1, (1, 1, 1, 1), True, False, False),
             ((1, 6, 17, 20), 2, 3, 2, 1, (1, 0, 0, 1), False, False, False),
             ((1, 4, 12, 40), 1, 5, 1, 2, (4, 4, 4, 4), True, True, False),
@@ -820,7 +821,9 @@ DW_CASES = (((2, 8, 9, 13), 1, 3, 1, 1, (1, 1, 1, 1), True, False, False),
             ((2, 2, 130), 1, 3, 1, 1, (0, 0), False, False, False),
             ((2, 6, 7), 1, 3, 1, 1, (1, 1), True, False, False),
             ((3, 4, 7), 2, 3, 2, 1, (1, 1), False, False, False),
-            ((2, 3, 7, 12), 3, 3, 1, 2, (0, 0, 0, 0), False, True, False))
+            ((2, 3, 7, 12), 3, 3, 1, 2, (0, 0, 0, 0), False, True, False),
+            ((1, 4, 7, 24), 1, 3, 1, 1, (1, 1, 1, 1), True, False, False),
+            ((1, 2, 7, 18), 1, 3, 1, 1, (0, 0, 0, 0), False, False, False))
 
 
 def depthwise_variants_graph():
@@ -950,15 +953,16 @@ def check_strided_variants(mlbc, work):
 
 # Float MaxPool and AveragePool on their own: (op, x's shape, kernel, strides, dilations, pads,
 # count_include_pad, by the row kernel). The row kernel (templates/pool_rows.c) takes windows
-# inside the rows (no pads along W) at stride 1, or 2 with two taps or more: rows of 4, 5, 8,
-# 9, 16, 17 and 33 outputs (vectors of 16, 8 and 4 and tails), 1-D to 3-D, dilations (MaxPool:
-# AveragePool has them from opset 19, past onnx 1.12's checker), pads along the outer axes
-# counted and not. The others take the generic kernel: pads along W,
-# stride 3, a 1-tap window at stride 2, rows of fewer than 4.
+# inside the rows (no pads along W) at stride 1, or 2 with two taps or more: rows of 3, 4, 5,
+# 8, 9, 16, 17, 18 and 33 outputs (vectors of 16, 8 and 4 and tails, or only the tail), 1-D to
+# 3-D, dilations (MaxPool: AveragePool has them from opset 19, past onnx 1.12's checker), pads
+# along the outer axes counted and not. Each case has its own row kernel (the inspector counts
+# kernels). The others take the generic kernel: pads along W, stride 3, a 1-tap window at
+# stride 2.
 POOL_CASES = (
     ("AveragePool", (1, 3, 10, 16), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), 0, True),
     ("AveragePool", (2, 2, 9, 19), (3, 3), (1, 1), (1, 1), (1, 0, 1, 0), 0, True),
-    ("AveragePool", (1, 2, 9, 19), (3, 3), (1, 1), (1, 1), (1, 0, 1, 0), 1, True),
+    ("AveragePool", (1, 2, 9, 20), (3, 3), (1, 1), (1, 1), (1, 0, 1, 0), 1, True),
     ("AveragePool", (1, 4, 35), (3,), (2,), (1,), (0, 0), 0, True),
     ("AveragePool", (1, 2, 5, 6, 37), (2, 2, 3), (1, 2, 2), (1, 1, 1), (1, 0, 0, 0, 0, 0), 1,
      True),
@@ -969,7 +973,8 @@ POOL_CASES = (
     ("AveragePool", (1, 3, 10, 16), (3, 3), (2, 2), (1, 1), (1, 1, 1, 1), 1, False),
     ("AveragePool", (1, 2, 7, 30), (3, 3), (3, 3), (1, 1), (0, 0, 0, 0), 0, False),
     ("AveragePool", (1, 2, 6, 8), (1, 1), (2, 2), (1, 1), (0, 0, 0, 0), 0, False),
-    ("AveragePool", (1, 2, 6, 6), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 0, False))
+    ("AveragePool", (1, 2, 6, 6), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0), 0, True),
+    ("MaxPool", (1, 3, 6, 6), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), 0, True))
 
 
 def marked(pattern, cases, what):

@@ -1380,33 +1380,43 @@ static int64_t depthwise_accw(const Geom *g)
     return (g->out[g->nsp - 1] + 15) / 16 * 16;
 }
 
-#define DEPTHWISE_CHUNK 4               /* vectors of 16 sums a chunk of a row keeps */
+#define DEPTHWISE_CHUNK 4               /* vectors of 16 sums a chunk of rows keeps */
 
-/* Chunk code of a depthwise Conv's row: NB vectors of 16 sums from output C on (a0, a1...,
- * arrays that gcc -O2 keeps in registers: one array of the row's sums it kept in memory, a
- * store and a load per tap; each loop of 16 MLBC_LANES), the taps in order, then stored. END > 0: chunks from C = 0 to
- * END, of whole vectors; else one chunk at C = C0, whose last vector may reach past OW: its
- * outputs stored in runs of 8, 4, 2, 1 (constant trip counts, whole vectors again). */
-static void depthwise_chunk(Buf *b, int nb, int64_t c0, int64_t end, int64_t ow,
-                            const char *tap, const char *bias, int relu)
+/* Chunk code of a depthwise Conv: ROWS output rows from row oh on, NB vectors of 16 sums
+ * of each from output C on (arrays a0, a1..., which gcc -O2 keeps in registers: one array of
+ * the row's sums it kept in memory, a store and a load per tap; each loop of 16
+ * MLBC_LANES), the taps in order, then stored. Rows of one vector go ROWS at a time: one
+ * broadcast of a tap's weight and one pass of the tap loops serve them all, and their
+ * chains of fmas are independent (a row at a time, a 16 x 16 plane's taps took half of a
+ * conv + SiLU network's time). ROWSTEP: the input floats between two rows' taps. END > 0:
+ * chunks from C = 0 to END, of whole vectors; else one chunk at C = C0, whose last vector may
+ * reach past OW: its outputs stored in runs of 8, 4, 2, 1 (constant trip counts, whole
+ * vectors again). */
+static void depthwise_chunk(Buf *b, int rows, int64_t rowstep, int nb, int64_t c0, int64_t end,
+                            int64_t ow, const char *tap, const char *bias, int relu)
 {
     Buf init = {0}, fma = {0}, store = {0};
-    for (int k = 0; k < nb; k++) {
-        buf_printf(&init, "a%d[i] = ", k);
-        buf_printf(&fma, "                        MLBC_LANES\n"
-                         "                        for (i = 0; i < 16; i++)\n"
-                         "                            a%d[i] = fmaf(wv, xr[%si], a%d[i]);\n",
-                   k, k ? strf("%d + ", 16 * k) : "", k);
-    }
     int64_t whole = end ? nb : (ow - c0) / 16;
-    for (int k = 0; k < whole; k++)
-        buf_printf(&store, "                    ym[oh * %s + c + %si] = %s;\n", lit(ow),
-                   k ? strf("%d + ", 16 * k) : "",
-                   relu ? strf("a%d[i] > 0 ? a%d[i] : 0", k, k) : strf("a%d[i]", k));
+    for (int r = 0; r < rows; r++)
+        for (int v = 0; v < nb; v++) {
+            int k = r * nb + v;
+            const char *at = strf("%s%si", r ? strf("%s + ", lit(r * rowstep)) : "",
+                                  v ? strf("%d + ", 16 * v) : "");
+            const char *out = strf("ym[%s * %s + c + %s", r ? strf("(oh + %d)", r) : "oh",
+                                   lit(ow), v ? strf("%d + ", 16 * v) : "");
+            buf_printf(&init, "a%d[i] = ", k);
+            buf_printf(&fma, "                        MLBC_LANES\n"
+                             "                        for (i = 0; i < 16; i++)\n"
+                             "                            a%d[i] = fmaf(wv, xr[%s], a%d[i]);\n",
+                       k, at, k);
+            if (v < whole)
+                buf_printf(&store, "                    %si] = %s;\n", out,
+                           relu ? strf("a%d[i] > 0 ? a%d[i] : 0", k, k) : strf("a%d[i]", k));
+        }
     buf_printf(b, end ? "            for (c = 0; c < %s; c += %d) {\n"
                       : "            c = %s;\n            {\n", lit(end ? end : c0), 16 * nb);
     buf_printf(b, "                float a0[16]");
-    for (int k = 1; k < nb; k++)
+    for (int k = 1; k < rows * nb; k++)
         buf_printf(b, ", a%d[16]", k);
     buf_printf(b, ";\n                MLBC_LANES\n                for (i = 0; i < 16; i++)\n"
                   "                    %s%s;\n"
@@ -1414,15 +1424,19 @@ static void depthwise_chunk(Buf *b, int nb, int64_t c0, int64_t end, int64_t ow,
     if (whole)
         buf_printf(b, "                MLBC_LANES\n                for (i = 0; i < 16; i++) {\n%s"
                       "                }\n", store.p);
-    for (int64_t from = 0, n = 8, left = end ? 0 : ow - c0 - 16 * whole; from < left; n /= 2)
-        if (left - from >= n) {
-            buf_printf(b, "                MLBC_LANES\n                for (i = %s; i < %s; i++)\n"
-                          "                    ym[oh * %s + c + %s + i] = %s;\n",
-                       lit(from), lit(from + n), lit(ow), lit(16 * whole),
-                       relu ? strf("a%lld[i] > 0 ? a%lld[i] : 0", (long long)whole,
-                                   (long long)whole) : strf("a%lld[i]", (long long)whole));
-            from += n;
-        }
+    for (int r = 0; r < rows && whole < nb; r++) {   /* the rows' last, partial vectors */
+        int k = r * nb + (int)whole;
+        for (int64_t from = 0, n = 8, left = ow - c0 - 16 * whole; from < left; n /= 2)
+            if (left - from >= n) {
+                buf_printf(b, "                MLBC_LANES\n"
+                              "                for (i = %s; i < %s; i++)\n"
+                              "                    ym[%s * %s + c + %s + i] = %s;\n",
+                           lit(from), lit(from + n), r ? strf("(oh + %d)", r) : "oh", lit(ow),
+                           lit(16 * whole),
+                           relu ? strf("a%d[i] > 0 ? a%d[i] : 0", k, k) : strf("a%d[i]", k));
+                from += n;
+            }
+    }
     buf_puts(b, "            }\n");
 }
 
@@ -1505,13 +1519,29 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
                            " + c;\n", lit(t.k[1]), lit(t.k[2]), lit(t.k[2]), row,
                            lit(plane ? xw : t.in[2]), col);
     const char *bias = c->B ? "bias[m]" : "0";
-    /* a partial last vector goes in the chunk left over, which is then never empty */
+    /* a partial last vector goes in the chunk left over, which is then never empty; rows of
+     * fewer vectors than a chunk go several to a chunk, the rows left over in one more */
     int64_t nv = accw / 16, full = (ow % 16 ? nv - 1 : nv) / DEPTHWISE_CHUNK;
     int64_t rest = nv - full * DEPTHWISE_CHUNK, end = full * 16 * DEPTHWISE_CHUNK;
-    if (full)
-        depthwise_chunk(&chunks, DEPTHWISE_CHUNK, 0, end, ow, tap, bias, act_relu(c));
-    if (rest)
-        depthwise_chunk(&chunks, (int)rest, end, 0, ow, tap, bias, act_relu(c));
+    int64_t rows = full ? 1 : DEPTHWISE_CHUNK / rest, oh = t.out[1];
+    int64_t rowstep = split ? xw : t.s[1] * (plane ? xw : t.in[2]);
+    rows = rows < oh ? rows : oh;
+    for (int part = 0; part < 2; part++) {   /* the loop over rows, then the rows left */
+        int64_t r = part ? oh % rows : rows;
+        if (!r)
+            continue;
+        if (part)
+            buf_printf(&chunks, "        oh = %s;\n        {\n", lit(oh - r));
+        else
+            buf_printf(&chunks, "        for (oh = 0; oh < %s; %s) {\n", lit(oh - oh % rows),
+                       rows == 1 ? "oh++" : strf("oh += %s", lit(rows)));
+        if (full)   /* then rows is 1 */
+            depthwise_chunk(&chunks, 1, 0, DEPTHWISE_CHUNK, 0, end, ow, tap, bias, act_relu(c));
+        if (rest)
+            depthwise_chunk(&chunks, (int)r, rowstep, (int)rest, end, 0, ow, tap, bias,
+                            act_relu(c));
+        buf_puts(&chunks, "        }\n");
+    }
     /* another activation over each run of output planes of at least MAP_RUN floats, in
      * cache (a call a plane of one output: 2.4x the time of the network) */
     const char *map = act_map(c), *plane_act = "";
@@ -1531,7 +1561,7 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
                     c->ep ? strf(", the fused %s", c->ep->act) : ""),
         "PARAMS", params.p, "FIRST", first, "SRC", src.p, "CHUNKS", chunks.p, "ACT", plane_act,
         "NM", lit(nm), "M", lit(g->M), "KHW", lit(t.k[1] * t.k[2]),
-        "OHW", lit(t.out[1] * ow), "OH", lit(t.out[1]), NULL);
+        "OHW", lit(t.out[1] * ow), NULL);
     Buf args = {0};
     buf_printf(&args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
     if (c->B)

@@ -377,7 +377,7 @@ static const char *rows_kernel(Emit *e, const PoolK *k)
     const PoolGeom *g = &k->g;
     int l = k->l;
     int64_t S = g->S[l], span = (g->K[l] - 1) * g->D[l];
-    if (!(k->kind == P_MAX || k->kind == P_AVG) || k->ind || k->t != DT_FLOAT || k->OL < 4 ||
+    if (!(k->kind == P_MAX || k->kind == P_AVG) || k->ind || k->t != DT_FLOAT ||
         g->PB[l] || (k->OL - 1) * S + span >= g->L[l] || !(S == 1 || (S == 2 && span > 0)))
         return NULL;
     int64_t rs = l ? g->D[l - 1] * k->XS[l - 1] : 0;
