@@ -255,7 +255,7 @@ enum {
 
 const OpDef *find_op(const char *name); /* ops.c: an ONNX op_type's definition, or NULL */
 /* ops.c: an operator the passes make (op_internal.c): "Check", "Bucketize", "Silu",
- * "NormChain" */
+ * "NormChain", "Gelu" */
 const OpDef *find_internal_op(const char *name);
 /* What a Conv's kernel applies to each tile of its product (its aux, set by fuse.c): the
  * node's output is then that of the last fused node. */
@@ -319,6 +319,12 @@ typedef struct NormChain {              /* NormChain (fuse.c): LayerNorm as node
     int scale_first, bias_first;        /* the scale (bias) is input 0 of its Mul (Add) */
     const char *was;                    /* the replaced chain, for the kernel's comment */
 } NormChain;
+
+typedef struct Gelu {                   /* Gelu (fuse.c): nn.GELU as torch exports it */
+    int div;                            /* t = x / c (a Div), else x * c (a Mul) */
+    double c, one, half;                /* its constants: y = ((erf(t) + one) * x) * half */
+    const char *was;                    /* the replaced chain, for the kernel's comment */
+} Gelu;
 
 /* ---- IR queries for shape rules and passes (graph.c) ---------------------------------- */
 

@@ -497,6 +497,65 @@ def check_norm_chain(mlbc, work):
     return count
 
 
+# GELU as torch exports nn.GELU, fused into one pass (fuse.c, templates/vmath_gelu.c): (x's
+# shape, the scale's op and operand order, the Add's, the Mul by x's, the Mul by 1/2's, fused).
+# Torch's own order, every operand swapped and a Mul by 1/sqrt 2, a tail past the vectors, a
+# scalar x; an Add of a constant per feature is not GELU and stays apart.
+GELU_CASES = (((2, 5, 64), "div", False, False, False, True),
+              ((3, 37), "mul", True, True, True, True),
+              ((1, 100), "mul_first", False, True, False, True),
+              ((), "div", True, False, True, True),
+              ((4, 16), "div", False, False, False, False))
+
+
+def gelu_graph(keep_apart):
+    """The GELU_CASES as one model; keep_apart: each Erf's output is an output too."""
+    from onnx import helper, numpy_helper
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits = [], [], [], []
+
+    def c(name, value):
+        inits.append(numpy_helper.from_array(np.asarray(value, np.float32), name))
+        return name
+
+    for i, (shape, scale, add_first, x_first, half_first, fused) in enumerate(GELU_CASES):
+        t = str(i)
+        x = "x" + t
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        if scale == "div":
+            nodes.append(helper.make_node("Div", [x, c("c" + t, np.sqrt(2.0))], ["t" + t]))
+        else:
+            k = c("c" + t, np.sqrt(0.5))
+            nodes.append(helper.make_node("Mul", [k, x] if scale == "mul_first" else [x, k],
+                                          ["t" + t]))
+        nodes.append(helper.make_node("Erf", ["t" + t], ["e" + t]))
+        one = c("one" + t, 1.0 if fused else np.linspace(0.5, 1.5, shape[-1]))
+        nodes.append(helper.make_node("Add", [one, "e" + t] if add_first else ["e" + t, one],
+                                      ["a" + t]))
+        nodes.append(helper.make_node("Mul", [x, "a" + t] if x_first else ["a" + t, x],
+                                      ["m" + t]))
+        half = c("h" + t, 0.5)
+        nodes.append(helper.make_node("Mul", [half, "m" + t] if half_first else ["m" + t, half],
+                                      ["y" + t]))
+        outputs.append(helper.make_tensor_value_info("y" + t, F, shape))
+        if keep_apart:
+            outputs.append(helper.make_tensor_value_info("e" + t, F, shape))
+    graph = helper.make_graph(nodes, "gelu", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def check_gelu(mlbc, work):
+    """Fused and unfused GELU chains (fused_vs_apart), and which were fused."""
+    want = sum(c[-1] for c in GELU_CASES)
+
+    def inspect(code, apart):
+        got = len(re.findall(r"^/\* GELU, the 5 nodes", code, re.M))
+        if got != (0 if apart else want):
+            raise Failure("%d GELU chains fused, not %d" % (got, 0 if apart else want))
+    return fused_vs_apart(mlbc, work, "gelu", gelu_graph, inspect, len(GELU_CASES),
+                          "GELU chain")
+
+
 # MatMul + Add of a bias, fused into the product's c operand (fuse.c): A's shape, B's, the
 # bias's, whether the bias is the Add's first input, whether it fuses. Rows of a batch of
 # sequences, a scalar bias, one row (mlbc_gemv_f32), a batch of B matrices; a bias per row
@@ -1236,6 +1295,8 @@ def main():
          "chains, the bits of the unfused, onnx_np's values"),
         ("fused LayerNorm chains", lambda: check_norm_chain(mlbc, work),
          "torch's nodes below opset 17, the bits of the unfused, onnx_np's values"),
+        ("fused GELU chains", lambda: check_gelu(mlbc, work),
+         "nn.GELU's nodes as torch exports them, the bits of the unfused, onnx_np's values"),
         ("fused MatMul + Add", lambda: check_matmul_add(mlbc, work),
          "cases, the bits of the unfused, onnx_np's values"),
         ("float LSTM, GRU, RNN", lambda: check_rnn_variants(mlbc, work),

@@ -395,6 +395,7 @@ def main():
                fused_chains(root, "norm_chain",
                             lambda apart: test_models.norm_chain_graph(apart, 13)):
                    "LayerNorm as the 9 nodes",
+               fused_chains(root, "gelu", test_models.gelu_graph): "GELU, the 5 nodes",
                kernel_cases(root, "layernorm", test_models.layernorm_variants_graph):
                    "mlbc_layernorm_f32(",
                kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32(",

@@ -246,7 +246,7 @@ static const struct {
     {"mlbc_vsigmoid_f32(", "vmath_sigmoid"}, {"mlbc_vsilu_f32(", "vmath_sigmoid"},
     {"mlbc_vsigmoid_c(", "vmath_sigmoid"}, {"mlbc_vsilu_c(", "vmath_sigmoid"},
     {"mlbc_vtanh_f32(", "vmath_tanh"},
-    {"mlbc_verf_f32(", "vmath_erf"}, {"mlbc_expk_", "vmath_expk"}, {"mlbc_expneg_", "vmath_expneg"},
+    {"mlbc_verf_f32(", "vmath_erf"}, {"mlbc_verf_c(", "vmath_erf"}, {"mlbc_expk_", "vmath_expk"}, {"mlbc_expneg_", "vmath_expneg"},
     /* the LSTM's state pass calls tanh per element; the LSTM calls its array loop too */
     {"mlbc_lstm_state_f32(", "rnn_lstm_state"}, {"mlbc_vtanh_c(", "vmath_tanh"},
     {"mlbc_layernorm_f32(", "norm_layer_f32"}, {"mlbc_vdivs_f32(", "vmath_divs"},

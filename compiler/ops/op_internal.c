@@ -16,6 +16,9 @@
  *
  * NormChain: LayerNorm written as the nodes torch exports below opset 17, with the nodes'
  * bits (norm_chain_emit in op_norm.c, templates/norm_chain.c).
+ *
+ * Gelu: nn.GELU written as the nodes torch exports (Div, Erf, Add, Mul, Mul), with the nodes'
+ * bits, in one pass (templates/vmath_gelu.c: its constants as exact literals).
  */
 #include "mlbc.h"
 
@@ -57,10 +60,24 @@ static void silu_emit(Emit *e, Node *n)
              ref(e, n->out[0]));
 }
 
+static void gelu_emit(Emit *e, Node *n)
+{
+    const Gelu *g = n->aux;
+    if (!numel(n->out[0]))
+        return;
+    const char *fn = kernel(e, n, "vmath_gelu", "DOC", strf("GELU, %s", g->was),
+                            "OP", g->div ? "/" : "*", "VOP", g->div ? "div" : "mul",
+                            "C", float_lit(g->c, DT_FLOAT), "ONE", float_lit(g->one, DT_FLOAT),
+                            "HALF", float_lit(g->half, DT_FLOAT), NULL);
+    stmt(e, "%s_f32(%s, %s, %s);", fn, lit(numel(n->out[0])), ref(e, n->in[0]),
+         ref(e, n->out[0]));
+}
+
 const OpDef ops_internal[] = {
     {"Check", no_infer, NULL, check_emit, no_flops, OP_OPTIONAL_OUT0}, /* no output */
     {"Bucketize", no_infer, NULL, bucketize_emit, bucketize_flops, 0},
     {"Silu", no_infer, NULL, silu_emit, NULL, 0},
     {"NormChain", no_infer, NULL, norm_chain_emit, NULL, 0},
+    {"Gelu", no_infer, NULL, gelu_emit, NULL, 0},
     {0},
 };

@@ -40,6 +40,10 @@
  * becomes the MatMul with the bias as a third input, the c operand of op_linalg.c's product,
  * which the kernels add to each finished sum as the Add did: the same bits, one pass fewer.
  *
+ * GELU as torch exports nn.GELU (exact, below opset 20): Div of x by sqrt 2 (or a Mul by a
+ * constant), Erf, Add of 1, Mul by x, Mul by 1/2: the last becomes Gelu of x (op_internal.c),
+ * one pass instead of five, each step rounded to float as its node rounded it: the same bits.
+ *
  * Transpose + Transpose that cancel (torch's x.transpose(1, 2) undone by the next layer): the
  * second becomes an Identity of the first's input, whose buffer it shares; nothing moves.
  */
@@ -418,6 +422,57 @@ static int try_norm_chain(Graph *g, Node *div)
     return 1;
 }
 
+/* ---- GELU as torch exports nn.GELU ---- */
+
+/* N's operand other than V if it is a constant float scalar (into *k), else NULL */
+static const Value *other_const(const Node *n, const Value *v, double *k)
+{
+    const Value *o = n->in[0] == v ? n->in[1] : n->in[1] == v ? n->in[0] : NULL;
+    return o && o->dt == DT_FLOAT && const_scalar(o, k) ? o : NULL;
+}
+
+/* Div(x, c) or Mul(x, c), Erf, Add of a constant, Mul by x, Mul by a constant, each but the
+ * last read only by the next: the last becomes Gelu of x. */
+static int try_gelu(Graph *g, Node *erf)
+{
+    if (!is_op(erf, "Erf", 1))
+        return 0;
+    Gelu c = {0};
+    Node *scale = made_by(erf->in[0], "Div", 2), *add, *mx, *mh;
+    c.div = scale != NULL;
+    if (!scale)
+        scale = made_by(erf->in[0], "Mul", 2);
+    if (!scale || !(c.div ? scale->in[1]->dt == DT_FLOAT && const_scalar(scale->in[1], &c.c)
+                          : other_const(scale, scale->in[0], &c.c) ||
+                            other_const(scale, scale->in[1], &c.c)))
+        return 0;
+    Value *x = c.div || scale->in[1]->data ? scale->in[0] : scale->in[1];
+    if (!is_op(add = sole_consumer(g, erf->out[0]), "Add", 2) ||
+        !other_const(add, erf->out[0], &c.one) ||
+        !is_op(mx = sole_consumer(g, add->out[0]), "Mul", 2) ||
+        !((mx->in[0] == x && mx->in[1] == add->out[0]) ||
+          (mx->in[1] == x && mx->in[0] == add->out[0])) ||
+        !is_op(mh = sole_consumer(g, mx->out[0]), "Mul", 2) ||
+        !other_const(mh, mx->out[0], &c.half) || x->dt != DT_FLOAT)
+        return 0;
+    Node *chain[5] = {scale, erf, add, mx, mh};
+    for (int k = 0; k < 5; k++)
+        if (!same_type(chain[k]->out[0], x))
+            return 0;
+    Gelu *aux = xalloc(sizeof *aux);
+    *aux = c;
+    aux->was = strf("the 5 nodes '%s' to '%s'", c_comment(scale->name), c_comment(mh->name));
+    for (int k = 0; k < 4; k++)
+        chain[k]->dead = 1;
+    x->nuse--;                          /* read by the scale and by mx, now by the Gelu */
+    mh->def = find_internal_op("Gelu");
+    mh->op = "Gelu";
+    mh->in[0] = x;
+    mh->nin = 1;
+    mh->aux = aux;
+    return 1;
+}
+
 /* B, a bias of Y: one value per last axis of Y's (its other axes 1), or one in all */
 static int is_bias(const Value *b, const Value *y)
 {
@@ -496,7 +551,7 @@ int fuse_graph(Graph *g)
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             fused += try_silu(g, g->nodes[i]) || try_norm_chain(g, g->nodes[i]) ||
-                     try_transpose_pair(g, g->nodes[i]);
+                     try_gelu(g, g->nodes[i]) || try_transpose_pair(g, g->nodes[i]);
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             fused += try_bucketize(g, g->nodes[i]) || try_conv_bn(g, g->nodes[i]) ||
