@@ -610,12 +610,15 @@ def check_matmul_add(mlbc, work):
 
 
 # Float LSTM, GRU (both reset variants) and RNN in every direction and layout, without and
-# with sequence lengths (an input, and a constant), batch 3 and 1, initial states on some:
-# op_rnn.c's paths (the batch's projection in one product or per row; the projected inputs
-# as the recurrent product's addend or added per row; rows stopping early) against onnx_np.
+# with sequence lengths (an input, and a constant; some with every row shorter than the
+# sequence, whose last steps skip the recurrent product), batch 3 and 1, initial states on
+# some: op_rnn.c's paths (the batch's projection in one product or per row; the projected
+# inputs as the recurrent product's addend or added per row; rows stopping early) against
+# onnx_np.
 RNN_OPS = (("LSTM", 4, 2, {}), ("GRU", 3, 1, {}), ("GRU", 3, 1, {"linear_before_reset": 1}),
            ("RNN", 1, 1, {}))
-RNN_T, RNN_I, RNN_H, RNN_LENS = 5, 6, 20, (5, 2, 4)  # H: a full vector and a tail
+RNN_T, RNN_I, RNN_H = 5, 6, 20                 # H: a full vector and a tail
+RNN_LENS, RNN_SHORT = (5, 2, 4), (4, 1, 3)
 
 
 def rnn_variants_graph():
@@ -637,7 +640,8 @@ def rnn_variants_graph():
         for direction in ("forward", "reverse", "bidirectional"):
             D = 2 if direction == "bidirectional" else 1
             for layout in (0, 1):
-                for batch, lens in ((3, None), (3, "input"), (3, "constant"), (1, None)):
+                for batch, lens, short in ((3, None, 0), (3, "input", 0), (3, "constant", 0),
+                                           (3, "input", 1), (1, None, 0), (1, "constant", 1)):
                     t = str(i)
                     i += 1
                     tb = (RNN_T, batch) if not layout else (batch, RNN_T)
@@ -648,7 +652,7 @@ def rnn_variants_graph():
                                         ("b", (D, 2 * gates * RNN_H))):
                         args.append(tensor(name + t, rng.uniform(-0.5, 0.5, shape)
                                            .astype(np.float32), False))
-                    sl = np.array(RNN_LENS[:batch] if batch > 1 else (3,), np.int32)
+                    sl = np.array((RNN_SHORT if short else RNN_LENS)[:batch], np.int32)
                     args.append(tensor("l" + t, sl, lens == "input") if lens else "")
                     if i % 2:  # initial states
                         sh = (D, batch, RNN_H) if not layout else (batch, D, RNN_H)

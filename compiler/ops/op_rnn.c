@@ -635,6 +635,28 @@ static const char *recurrent(const F32 *f, int64_t NR)
                 "%s    %s;\n%s}", lit(nb), i8, lit(nb - 1), i8, call, i8);
 }
 
+/* RECUR skipped once every row is past its length: a constant sequence_lens gives the longest
+ * at compile time, a run-time one is read by the prologue (after its range check) into
+ * maxlen (appended to *PRO). A short constant length then costs its steps only (a seq-16
+ * LSTM of length 4 had run 16 recurrent products). */
+static const char *skip_past_len(const RnnGen *g, const char *recur, const char **pro)
+{
+    if (!g->lens)
+        return recur;
+    const char *longest = "maxlen";
+    if (g->lens->data) {
+        int64_t m = 0;
+        for (int64_t b = 0; b < g->ri.batch; b++)
+            m = value_get_i(g->lens, b) > m ? value_get_i(g->lens, b) : m;
+        longest = lit(m);
+    } else {
+        *pro = strf("%s    long maxlen = 0;\n    %s\n%sif (lens[b] > maxlen)\n%s    maxlen = "
+                    "lens[b];\n", *pro, loop_head("", "b", g->ri.batch, 1), i8, i8);
+    }
+    const char *body = deeper(recur);
+    return strf("if (s < %s)\n%s%.*s", longest, i8, (int)strlen(body) - 1, body);
+}
+
 /* The default activations (sigmoid gates, tanh candidate and output), without clip or
  * peepholes, run as array passes of the vector kernels (templates vmath_*) over the gates of
  * a row, between element loops; otherwise one loop per row computes everything. */
@@ -885,7 +907,8 @@ static const char *emit_f32(Emit *e, Node *n, const RnnGen *g)
     TC = TC < 1 ? 1 : TC > S ? S : TC;
     int fold = !input(n, IN_LENS) && !ri->layout && B > 1;
     const char *project = f32_project(&f, fold, TC), *state, *init;
-    const char *recur = recurrent(&f, NR);
+    const char *pro = g->pro.p ? g->pro.p : "";
+    const char *recur = skip_past_len(g, recurrent(&f, NR), &pro);
     f32_state(&f, &state, &init);
     Buf doc = {0};
     buf_printf(&doc, "%s float, direction %d (%s): seq %lld, batch %lld, input %lld, hidden "
@@ -897,7 +920,7 @@ static const char *emit_f32(Emit *e, Node *n, const RnnGen *g)
                f.rlay == IN_PLACE ? "read in place" : "packed");
     return kernel(e, n, "rnn_f32", "DOC", doc.p, "PARAMS", g->params.p, "XW", lit(TC * B * N),
         "BATCH", lit(B), "PROWS", lit(fold ? 1 : B), "NR", lit(NR), "H", lit(H), "STATE", state,
-        "PROLOGUE", g->pro.p ? g->pro.p : "", "INIT", init, "SEQ", lit(S), "TC", lit(TC),
+        "PROLOGUE", pro, "INIT", init, "SEQ", lit(S), "TC", lit(TC),
         "FOR_B", loop_head("", "b", B, 1), "FOR_PB", loop_head("", "b", fold ? 1 : B, 1),
         "FOR_S", loop_head("", "s", S, 1),
         "LEN", g->len,
