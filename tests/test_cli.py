@@ -2,6 +2,7 @@
 statuses, warning-free C99 under gcc and clang, a header usable from C++, deterministic
 output, the NAME_* API, and two contexts running in two threads at once."""
 import argparse
+import math
 import os
 import shutil
 import subprocess
@@ -264,10 +265,11 @@ def ulp_distance(a, b):
 
 
 def activation_accuracy(mlbc, work, op, reference, call):
-    """mlbc's own float OP over arrays (templates/vmath_*.c, the vectorised kernels a float Tanh
-    or Sigmoid op and the LSTM/GRU gates run, CALL in the generated code): within 1 ulp of
-    the correctly rounded value (REFERENCE in double) on 2^20 inputs across every branch,
-    -0 kept as tanh(-0) = -0 and sigmoid(-0) = 0.5, NaN kept."""
+    """mlbc's own float OP over arrays (templates/vmath_*.c, the vectorised kernels a float Tanh,
+    Sigmoid or Erf op, the LSTM/GRU gates and GELU run, CALL in the generated code): within
+    1 ulp of the correctly rounded value (REFERENCE in double) on 2^20 inputs across every
+    branch and erf's interval edges, -0 kept as tanh(-0) = erf(-0) = -0 and sigmoid(-0) =
+    0.5, NaN kept."""
     d = os.path.join(work, op.lower())
     n = 1 << 20
     g = helper.make_graph([helper.make_node(op, ["x"], ["y"])], op.lower(),
@@ -278,7 +280,8 @@ def activation_accuracy(mlbc, work, op, reference, call):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), model)
     rng = np.random.default_rng(1)
     special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 2**-12, 0.625, 9.0, 1e-30, -87.5,
-                        -103.9, -120.0], np.float32)
+                        -103.9, -120.0, 0.921875, np.nextafter(np.float32(0.921875), 0),
+                        1.375, -3.875, 4.0, 3.92], np.float32)
     x = np.concatenate([special, rng.uniform(-12, 12, n // 4).astype(np.float32),
                         rng.uniform(-110, 110, n // 4).astype(np.float32),
                         (rng.uniform(-1, 1, n) * 2.0 ** rng.integers(-30, 1, n))
@@ -304,6 +307,11 @@ def sigmoid64(x):
     """The logistic sigmoid in double, without cancellation on either side."""
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+def erf64(x):
+    """erf in double (math.erf, element by element)."""
+    return np.frompyfunc(math.erf, 1, 1)(x).astype(np.float64)
 
 
 def special_values():
@@ -908,6 +916,7 @@ def main():
 
     activation_accuracy(mlbc, work, "Tanh", np.tanh, "mlbc_vtanh_f32(1048576, ")
     activation_accuracy(mlbc, work, "Sigmoid", sigmoid64, "mlbc_vsigmoid_f32(1048576, ")
+    activation_accuracy(mlbc, work, "Erf", erf64, "mlbc_verf_f32(1048576, ")
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 
