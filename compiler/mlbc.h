@@ -284,6 +284,9 @@ int conv_takes_mean(Node *conv, Node *next, ConvEpilogue *ep);
 /* op_reduce.c: the axes a float ReduceMean reduces, as a mask, known at compile time (0: not
  * such a node) */
 unsigned long reduce_mean_axes(Node *n);
+/* op_reduce.c: whether float ReduceSum/ReduceMean R, reading a Transpose by PERM of X, takes X
+ * instead: the same sums in the same order (fuse.c) */
+int reduce_takes_transpose(Node *r, Value *x, const int *perm);
 /* op_reduce.c: the lanes of a sum over runs of K contiguous elements in accumulators of
  * ACC_BYTES (templates/reduce.c's "rows"), which NormChain's sums follow */
 int reduce_lanes(int64_t K, int acc_bytes);

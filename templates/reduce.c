@@ -6,6 +6,8 @@
 // "columns": the innermost axes are kept; a chunk of up to CH outputs is accumulated in a
 // local array, visiting the reduced elements in memory order. Both orders are fixed, so the
 // results are deterministic, and the inner loops are unit-stride so gcc -O2 vectorises them.
+// With a Transpose before it folded in (fuse.c), the columns order over rows read in place
+// (mlbc_sum_seq_f32, templates/sum_seq_f32.c).
 /* ${DOC} */
 static void ${FN}(const ${TX} *restrict x, ${TY} *restrict y)
 {

@@ -15,33 +15,19 @@ static void mlbc_transpose_f32_c(long r0, long r1, long c0, long c1, const float
 
 #if MLBC_X86
 /* x [R][C] (rows ldx apart) into y [C][R] (rows ldy apart): 8 x 8 tiles, each 8 row loads,
- * three rounds of shuffles (pairs of floats, of two, the 128-bit halves) and 8 row stores; the
- * edges element by element. */
+ * transposed in registers (mlbc_tile8_avx2) and 8 row stores; the edges element by element. */
 MLBC_PATH MLBC_AVX2 static void mlbc_transpose_f32_avx2(long R, long C, const float *restrict x,
                                                         long ldx, float *restrict y, long ldy)
 {
     long i, j, k;
     for (i = 0; i + 8 <= R; i += 8)
         for (j = 0; j + 8 <= C; j += 8) {
-            __m256 r[8], t[8], u[8];
-            for (k = 0; k < 8; k++)
+            __m256 r[8];
+            MLBC_UNROLL for (k = 0; k < 8; k++)
                 r[k] = _mm256_loadu_ps(x + (i + k) * ldx + j);
-            for (k = 0; k < 8; k += 2) {
-                t[k] = _mm256_unpacklo_ps(r[k], r[k + 1]);
-                t[k + 1] = _mm256_unpackhi_ps(r[k], r[k + 1]);
-            }
-            for (k = 0; k < 8; k += 4) {
-                u[k] = _mm256_shuffle_ps(t[k], t[k + 2], 0x44);
-                u[k + 1] = _mm256_shuffle_ps(t[k], t[k + 2], 0xee);
-                u[k + 2] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0x44);
-                u[k + 3] = _mm256_shuffle_ps(t[k + 1], t[k + 3], 0xee);
-            }
-            for (k = 0; k < 4; k++) {
-                _mm256_storeu_ps(y + (j + k) * ldy + i,
-                                 _mm256_permute2f128_ps(u[k], u[k + 4], 0x20));
-                _mm256_storeu_ps(y + (j + k + 4) * ldy + i,
-                                 _mm256_permute2f128_ps(u[k], u[k + 4], 0x31));
-            }
+            mlbc_tile8_avx2(r);
+            MLBC_UNROLL for (k = 0; k < 8; k++)
+                _mm256_storeu_ps(y + (j + k) * ldy + i, r[k]);
         }
     mlbc_transpose_f32_c(0, R - R % 8, C - C % 8, C, x, ldx, y, ldy);
     mlbc_transpose_f32_c(R - R % 8, R, 0, C, x, ldx, y, ldy);

@@ -1087,10 +1087,12 @@ def check_pool_variants(mlbc, work):
 
 # Float sums whose 8 lanes are one vector (templates/lanes8.c): (op, x's shape, axes or None
 # for a global pool, whether the lanes take them). Rows of 1024, of 100 (a rest past the last 8),
-# of 32, a reduced outer axis around the rows, a plane with a rest; rows of 7 (no lanes) and a
-# ReduceMax (not a sum) stay array loops.
+# 7 rows of 43 (four at a time, then three, each with a rest), of 32, a reduced outer axis
+# around the rows, a plane with a rest; rows of 7 (no lanes) and a ReduceMax (not a sum) stay
+# array loops.
 SUM_LANES_CASES = (
     ("ReduceMean", (16, 1024), [1], True), ("ReduceSum", (3, 100), [1], True),
+    ("ReduceSum", (7, 43), [1], True),
     ("ReduceMean", (5, 32), [-1], True), ("ReduceSum", (4, 3, 40), [0, 2], True),
     ("GlobalAveragePool", (1, 16, 32, 32), None, True),
     ("GlobalAveragePool", (2, 3, 10, 10), None, True),
@@ -1118,10 +1120,15 @@ def sum_lanes_graph():
 
 
 def check_sum_lanes(mlbc, work):
-    """SUM_LANES_CASES against onnx_np, those marked by the vector of lanes."""
+    """SUM_LANES_CASES against onnx_np, those marked by the vector of lanes (a kernel each:
+    rows summed four at a time, the rest one by one, in one)."""
+    want = sum(c[-1] for c in SUM_LANES_CASES)
 
-    return check_graph(mlbc, work, "sum_lanes", *sum_lanes_graph(),
-                       marked(r"MLBC_F8_ADD\(lanes", SUM_LANES_CASES, "sums by lanes8"))
+    def inspect(code):
+        got = sum("MLBC_F8_ADD(lanes" in f for f in code.split("\n}\n"))
+        if got != want:
+            raise Failure("%d kernels sum by lanes8, not %d" % (got, want))
+    return check_graph(mlbc, work, "sum_lanes", *sum_lanes_graph(), inspect)
 
 
 # Float Transposes: (x's shape, perm, whether mlbc_transpose_f32 takes them): both swapped axes
@@ -1192,6 +1199,61 @@ def check_transpose_pair(mlbc, work):
         if (ids, kept) != (1, 4):
             raise Failure("%d Identity and %d Transpose nodes, not 1 and 4" % (ids, kept))
     return check_graph(mlbc, work, "transpose_pair", *transpose_pair_graph(), inspect)
+
+
+# A Transpose read by a float ReduceSum or ReduceMean, folded into it where the Reduce sums
+# the Transpose input's last axes in their order (fuse.c, templates/sum_seq_f32.c): x's
+# shape, the permutation, the op, its axes, keepdims, whether it folds. torch's
+# x.transpose(1, 2).mean(1) (full tiles of 16 rows by 16); rows and columns past the tiles
+# of 16 and of 8; fewer columns than a tile; two reduced axes; a reduction of the last axis
+# (the rows kernel's order), reduced axes out of order and a ReduceMax stay apart.
+TRANSPOSE_REDUCE_CASES = [
+    ((4, 32, 64), [0, 2, 1], "ReduceMean", [1], 0, True),
+    ((3, 21, 37), [0, 2, 1], "ReduceSum", [1], 1, True),
+    ((40, 9), [1, 0], "ReduceSum", [0], 0, True),
+    ((5, 19), [1, 0], "ReduceMean", [0], 1, True),
+    ((2, 6, 3, 4), [0, 2, 3, 1], "ReduceMean", [1, 2], 0, True),
+    ((4, 8, 6), [0, 2, 1], "ReduceMean", [2], 0, False),
+    ((2, 5, 3, 4), [0, 3, 2, 1], "ReduceSum", [1, 2], 0, False),
+    ((4, 16, 24), [0, 2, 1], "ReduceMax", [1], 0, False),
+]
+
+
+def transpose_reduce_graph(keep_apart):
+    """TRANSPOSE_REDUCE_CASES as one model; keep_apart: each transposed tensor is an output
+    too, so that nothing folds."""
+    from onnx import helper, numpy_helper
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits = [], [], [], []
+    for i, (shape, perm, op, axes, keep, _) in enumerate(TRANSPOSE_REDUCE_CASES):
+        x, t, y = "x%d" % i, "t%d" % i, "y%d" % i
+        tshape = [shape[a] for a in perm]
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        nodes.append(helper.make_node("Transpose", [x], [t], perm=perm))
+        if op == "ReduceSum":  # its axes an input from opset 13
+            inits.append(numpy_helper.from_array(np.array(axes, np.int64), "a%d" % i))
+            nodes.append(helper.make_node(op, [t, "a%d" % i], [y], keepdims=keep))
+        else:
+            nodes.append(helper.make_node(op, [t], [y], axes=axes, keepdims=keep))
+        yshape = [1 if a in axes else d for a, d in enumerate(tshape) if keep or a not in axes]
+        outputs.append(helper.make_tensor_value_info(y, F, yshape))
+        if keep_apart:
+            outputs.append(helper.make_tensor_value_info(t, F, tshape))
+    graph = helper.make_graph(nodes, "transpose_reduce", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
+def check_transpose_reduce(mlbc, work):
+    """Transposes folded into the Reduce after them and kept apart (fused_vs_apart): the same
+    bits, and which folded."""
+    want = sum(c[-1] for c in TRANSPOSE_REDUCE_CASES)
+
+    def inspect(code, apart):
+        got = code.count("the Transpose before it folded in")
+        if got != (0 if apart else want):
+            raise Failure("%d Transposes folded into a Reduce, not %d" % (got, 0 if apart else want))
+    return fused_vs_apart(mlbc, work, "transpose_reduce", transpose_reduce_graph, inspect,
+                          len(TRANSPOSE_REDUCE_CASES), "Transpose + Reduce")
 
 
 def check_divs_variants(mlbc, work):
@@ -1324,6 +1386,8 @@ def main():
          lambda: check_transpose_variants(mlbc, work), "nodes vs onnx_np"),
         ("a Transpose undone by the next: an Identity",
          lambda: check_transpose_pair(mlbc, work), "nodes vs onnx_np"),
+        ("Transposes folded into the Reduce after them",
+         lambda: check_transpose_reduce(mlbc, work), "chains, fused and apart the same bits"),
         ("Conv + BatchNormalization + activation fused, the same bits as apart",
          lambda: check_conv_act(mlbc, work), "chains"),
         ("Conv + mean of each plane fused, the same bits as apart",

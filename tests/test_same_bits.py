@@ -396,6 +396,8 @@ def main():
                             lambda apart: test_models.norm_chain_graph(apart, 13)):
                    "LayerNorm as the 9 nodes",
                fused_chains(root, "gelu", test_models.gelu_graph): "GELU, the 5 nodes",
+               fused_chains(root, "transpose_reduce", test_models.transpose_reduce_graph):
+                   "mlbc_sum_seq_f32(",
                kernel_cases(root, "layernorm", test_models.layernorm_variants_graph):
                    "mlbc_layernorm_f32(",
                kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32(",

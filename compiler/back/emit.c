@@ -251,6 +251,8 @@ static const struct {
     {"mlbc_lstm_state_f32(", "rnn_lstm_state"}, {"mlbc_vtanh_c(", "vmath_tanh"},
     {"mlbc_layernorm_f32(", "norm_layer_f32"}, {"mlbc_vdivs_f32(", "vmath_divs"},
     {"mlbc_copy(", "copy"}, {"MLBC_F8_ADD(", "lanes8"}, {"mlbc_transpose_f32(", "transpose_f32"},
+    {"mlbc_tile8_avx2(", "tile_transpose"}, {"mlbc_tile16_avx512(", "tile_transpose"},
+    {"mlbc_sum_seq_f32(", "sum_seq_f32"},
 };
 
 static void helper(Emit *e, const char *tmpl);

@@ -46,6 +46,11 @@
  *
  * Transpose + Transpose that cancel (torch's x.transpose(1, 2) undone by the next layer): the
  * second becomes an Identity of the first's input, whose buffer it shares; nothing moves.
+ *
+ * Transpose + ReduceSum or ReduceMean (torch's x.transpose(1, 2).mean(1)): where the Reduce
+ * sums each output over elements that are the last axes of the Transpose's input, in their
+ * order there, it reads that input as rows, each summed in order (op_reduce.c): the same
+ * additions in the same order, the same bits, and the transposed copy is never made.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -544,6 +549,26 @@ static int try_transpose_pair(Graph *g, Node *t2)
     return 1;
 }
 
+/* A Transpose read only by a float ReduceSum or ReduceMean that sums what it would sum, in
+ * the same order, from the Transpose's input (torch's x.transpose(1, 2).mean(1) over a
+ * sequence: reduce_takes_transpose): the Reduce reads that input, and nothing is copied. */
+static int try_transpose_reduce(Graph *g, Node *r)
+{
+    if (r->nin < 1 || !r->in[0])
+        return 0;
+    Value *v = r->in[0];
+    Node *t = v->producer;
+    if (!is_transpose(t) || sole_consumer(g, v) != r)
+        return 0;
+    int perm[MLBC_MAX_RANK];
+    transpose_perm(t, v->rank, perm);
+    if (!reduce_takes_transpose(r, t->in[0], perm))
+        return 0;
+    t->dead = 1;                        /* uses counted as remove_dead would */
+    v->nuse = 0;
+    return 1;
+}
+
 int fuse_graph(Graph *g)
 {
     int fused = 0;
@@ -551,7 +576,8 @@ int fuse_graph(Graph *g)
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             fused += try_silu(g, g->nodes[i]) || try_norm_chain(g, g->nodes[i]) ||
-                     try_gelu(g, g->nodes[i]) || try_transpose_pair(g, g->nodes[i]);
+                     try_gelu(g, g->nodes[i]) || try_transpose_pair(g, g->nodes[i]) ||
+                     try_transpose_reduce(g, g->nodes[i]);
     for (int i = 0; i < g->nnodes; i++)
         if (!g->nodes[i]->dead)
             fused += try_bucketize(g, g->nodes[i]) || try_conv_bn(g, g->nodes[i]) ||
