@@ -295,6 +295,8 @@ void norm_chain_emit(Emit *e, Node *n);
 int64_t conv_workspace(Node *n);        /* Node.ws_bytes of a Conv, after a fusion too */
 /* The fold of a global pool's 8 lanes s[0..7] (op_pool.c; a Conv's fused mean keeps it) */
 #define GLOBAL_POOL_SUM "((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]))"
+/* The same of a reduction's rows (lane_fold's halves: lane j takes lane j + 4, then j + 2) */
+#define REDUCE_LANES_SUM "((s[0] + s[4]) + (s[2] + s[6])) + ((s[1] + s[5]) + (s[3] + s[7]))"
 /* op_pool.c: a float 2-D MaxPool without pads, dilations, partial windows or read indices:
  * its kernel K and strides S */
 int maxpool_plain_2d(Node *pool, int64_t *k, int64_t *s);

@@ -11,7 +11,8 @@
 // each loop of 16, with the CPU's FMA on the AVX2 and AVX-512 paths: isa_paths.c); lanes
 // past the row's end are computed from what follows it in xp and never stored. A fused Relu
 // is taken as the sums are stored; another fused activation (ACT) goes over the finished
-// output plane.
+// output plane. With a mean of each plane fused (MEAN), the plane is made in yb and y gets
+// its mean, in the lanes and fold of the node taken: the planes are never stored.
 /* ${DOC} */
 static void ${FN}(${PARAMS})
 {
@@ -19,6 +20,6 @@ static void ${FN}(${PARAMS})
 ${FIRST}    for (j = 0; j < ${NM}; j++) {
         const long m = j % ${M};
         const float *restrict wm = w + m * ${KHW};
-        float *restrict ym = y + j * ${OHW};
-${SRC}${CHUNKS}${ACT}    }
+        float *restrict ym = ${YM};
+${SRC}${CHUNKS}${ACT}${MEAN}    }
 }

@@ -336,8 +336,11 @@ def check_conv_act(mlbc, work):
 # or ReduceMean over it, axes as an input: opset 18), fused where the products have pixels as
 # rows and the plane is whole lanes of 8 (conv_takes_mean): (x shape, out channels, group,
 # BatchNormalization, activation, mean: "gap" or keepdims of the ReduceMean, fused). Planes
-# in one product and in several (48 rows of 8), groups, a Relu applied before the sum; a
-# 7x7 plane (not lanes of 8) and 20 channels (channels as rows) stay apart.
+# in one product and in several (48 rows of 8), groups, a Relu applied before the sum;
+# depthwise Convs, each plane made in a workspace and its mean taken after the activation
+# (SiLU on 16x16, two outputs a channel, a padded plane of 6x4); a 7x7 plane (not lanes of
+# 8), 20 channels (channels as rows) and a depthwise Tanh on planes of 16 (its activation
+# over several planes at once) stay apart.
 CONV_MEAN_CASES = [
     ((2, 3, 8, 8), 96, 1, True, "Silu", 0, True),
     ((2, 4, 8, 8), 32, 1, False, "Relu", "gap", True),
@@ -345,8 +348,12 @@ CONV_MEAN_CASES = [
     ((3, 3, 8, 8), 48, 1, False, "Tanh", "gap", True),
     ((1, 2, 48, 8), 64, 1, True, None, 0, True),
     ((1, 8, 8, 8), 32, 2, False, "Relu", "gap", True),
+    ((2, 8, 16, 16), 8, 8, False, "Silu", "gap", True),
+    ((1, 4, 8, 8), 8, 4, False, "Relu", 0, True),
+    ((1, 3, 6, 4), 3, 3, False, None, "gap", True),
     ((1, 4, 7, 7), 16, 1, True, "Relu", 0, False),
     ((2, 3, 8, 8), 20, 1, False, "Relu", "gap", False),
+    ((1, 4, 4, 4), 4, 4, False, "Tanh", "gap", False),
 ]
 
 

@@ -1011,17 +1011,23 @@ static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
 /* The call that takes the output yp of a product with pixels as rows, NR rows of OW pixels
  * from output row oh, into the fused mean of each plane (templates/conv_pix_mean.c), in the
  * order of additions of the node it took. */
-static const char *pix_mean_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
+/* The fold into s[0] of the 8 lanes s of a fused mean (at indent IND), as the node it took
+ * folds them: GlobalAveragePool's or a ReduceMean's rows'. */
+static const char *mean_fold(const ConvK *c, int ind)
 {
     Buf fold = {0};
-    if (!strcmp(c->ep->mean, "GlobalAveragePool"))
-        buf_line(&fold, 2, "s[0] = %s;", GLOBAL_POOL_SUM);
-    else
-        lane_fold(&fold, 2, 8, "s", "%s + %s");
+    buf_line(&fold, ind, "s[0] = %s;", !strcmp(c->ep->mean, "GlobalAveragePool")
+                                          ? GLOBAL_POOL_SUM : REDUCE_LANES_SUM);
+    return fold.p;
+}
+
+static const char *pix_mean_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
+{
+    const char *fold = mean_fold(c, 2);
     const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_pix_mean",
         "DOC", strf("Conv: a product's output, [pixel][channel], into the mean of each plane "
                     "(%s)%s", c->ep->mean, act_relu(c) ? ", after the Relu" : ""),
-        "MG", lit(c->g.MG), "OW", lit(ow), "OH", lit(oh), "FOLD", fold.p,
+        "MG", lit(c->g.MG), "OW", lit(ow), "OH", lit(oh), "FOLD", fold,
         "PLANE", float_lit((double)(oh * ow), DT_FLOAT),
         "ACT", act_relu(c) ? "v > 0 ? v : 0" : "v", NULL);
     return strf("%s(yp, nr, oh, lanes, yg)", fn);
@@ -1464,6 +1470,23 @@ static const char *depthwise_pad(const Geom3 *t, const char *phases, int64_t xw,
                 lit(t->pb[2]), src, lit(t->in[2]), lit(t->in[2]));
 }
 
+/* The fused mean of the finished output plane ym (conv_takes_mean), into y[j]: its lanes of
+ * 8 in order, folded as the node it took folds them, then divided: that node's bits. */
+static const char *depthwise_mean(const ConvK *c, int64_t ohw)
+{
+    Buf b = {0};
+    buf_line(&b, 2, "{");
+    buf_line(&b, 3, "mlbc_f8 lanes = {0};");
+    buf_line(&b, 3, "float s[8];");
+    buf_line(&b, 3, "for (i = 0; i < %s; i += 8)", lit(ohw));
+    buf_line(&b, 4, "MLBC_F8_ADD(lanes, ym + i);");
+    buf_line(&b, 3, "memcpy(s, &lanes, sizeof lanes);");
+    buf_puts(&b, mean_fold(c, 3));
+    buf_line(&b, 3, "y[j] = s[0] / %s;", float_lit((double)ohw, DT_FLOAT));
+    buf_line(&b, 2, "}");
+    return b.p;
+}
+
 static void conv_emit_depthwise(Emit *e, const ConvK *c)
 {
     const Geom *g = &c->g;
@@ -1479,8 +1502,10 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
     const char *in = g->MG == 1 ? "j" : strf("j / %s", lit(g->MG));
     const char *in1 = g->MG == 1 ? "(j + 1)" : strf("(j + 1) / %s", lit(g->MG));
     Buf params = {0}, src = {0};
-    buf_printf(&params, "const float *restrict x, const float *restrict w, %sfloat *restrict y%s",
-               c->B ? "const float *restrict bias, " : "", plane ? ", float *restrict xp" : "");
+    int mean = c->ep && c->ep->mean;    /* y: the planes' means, each plane made in yb */
+    buf_printf(&params, "const float *restrict x, const float *restrict w, %sfloat *restrict y%s%s",
+               c->B ? "const float *restrict bias, " : "", plane ? ", float *restrict xp" : "",
+               mean ? ", float *restrict yb" : "");
     if (split) {
         /* tap (kh, kw): row oh + kh DH / SH, column kw DW / SW of phase (kh DH % SH, kw DW %
          * SW), the phase's XH rows of XW after the others */
@@ -1555,13 +1580,15 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
     }
     /* paths whatever its size: on the build's own target (SSE2 at plain -O2) fmaf is a call */
     const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_depthwise",
-        "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct",
+        "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct%s",
                     shape_str(c->X), shape_str(c->Y), (long long)g->G,
                     (long long)numel_dims(g->nsp, g->k),
-                    c->ep ? strf(", the fused %s", c->ep->act) : ""),
+                    c->ep && c->ep->act ? strf(", the fused %s", c->ep->act) : "",
+                    mean ? strf("; then the mean of each plane (%s)", c->ep->mean) : ""),
         "PARAMS", params.p, "FIRST", first, "SRC", src.p, "CHUNKS", chunks.p, "ACT", plane_act,
-        "NM", lit(nm), "M", lit(g->M), "KHW", lit(t.k[1] * t.k[2]),
-        "OHW", lit(t.out[1] * ow), NULL);
+        "MEAN", mean ? depthwise_mean(c, t.out[1] * ow) : "", "NM", lit(nm), "M", lit(g->M),
+        "KHW", lit(t.k[1] * t.k[2]),
+        "YM", mean ? "yb" : strf("y + j * %s", lit(t.out[1] * ow)), NULL);
     Buf args = {0};
     buf_printf(&args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
     if (c->B)
@@ -1569,6 +1596,8 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
     buf_puts(&args, ref(e, c->Y));
     if (plane)
         buf_printf(&args, ", %s", workspace_ref(e, c->n));
+    if (mean)
+        buf_printf(&args, ", %s + %s", workspace_ref(e, c->n), lit(plane ? 2 * stride : 0));
     stmt(e, "%s(%s);", fn, args.p);
 }
 
@@ -1638,11 +1667,13 @@ int conv_takes_mean(Node *conv, Node *next, ConvEpilogue *ep)
     /* the unfused node adds in 8 lanes with no tail: op_pool.c's global_emit from 8 pixels,
      * op_reduce.c's rows from 32 */
     int64_t plane = ck.g.out[0] * ck.g.out[1];
-    if (plane % 8 || plane < (gap ? 8 : 32) || depthwise(&ck))
+    if (plane % 8 || plane < (gap ? 8 : 32))
         return 0;
     *ep = before ? *before : (ConvEpilogue){0};
     ep->mean = gap ? "GlobalAveragePool" : "ReduceMean";
     ck.ep = ep;
+    if (depthwise(&ck))     /* each plane's mean after it: its activation a plane at once */
+        return !act_map(&ck) || plane >= MAP_RUN;
     gemm_plan(&ck, &p);
     return p.pix;
 }
@@ -1657,7 +1688,9 @@ int64_t conv_workspace(Node *n)
     int64_t xh, xw, ph[2];
     if (depthwise(&c)) {
         int64_t plane = depthwise_plane(&c.g, &xh, &xw, ph);
-        return plane ? 2 * (plane + depthwise_accw(&c.g) - c.g.out[c.g.nsp - 1]) * 4 : 0;
+        int64_t out = c.ep && c.ep->mean ? c.g.out[0] * c.g.out[1] : 0;  /* the plane, yb */
+        return (plane ? 2 * (plane + depthwise_accw(&c.g) - c.g.out[c.g.nsp - 1]) : 0) * 4 +
+               out * 4;
     }
     GemmPlan p;
     gemm_plan(&c, &p);
