@@ -43,6 +43,10 @@
                                                  small products 1.3x faster at gcc -O2; an
                                                  LSTM step's 16 x 256 x 256, specialised,
                                                  ran 1.15x slower (AMD Zen 5) */
+#define MLBC_SOFTMAX_BLOCK 4096              /* floats of a block of a float Softmax's
+                                                 rows whose exponentials are one call: a
+                                                 call a row of 100 ran on latencies (LogSoftmax
+                                                 over 96 rows, AMD Zen 5) */
 #define MLBC_VDIVS_MIN 16                     /* a float Div by one value of at least this
                                                  many elements calls mlbc_vdivs_f32; a
                                                  smaller one is a loop in place: the call,

@@ -762,6 +762,38 @@ def divs_variants_graph():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
 
 
+# Float Softmax and LogSoftmax over rows, a block of rows at a time with the block's
+# exponentials one call (templates/reduce_softmax_rows_f32.c, MLBC_SOFTMAX_BLOCK floats):
+# (op, x's shape). Blocks of 40 rows and a last one of 16, of 6 and 1, rows longer than a
+# block (one a block), short rows all in one block, one row; inputs 1% infinite.
+SOFTMAX_CASES = (("LogSoftmax", (96, 100)), ("Softmax", (7, 600)), ("LogSoftmax", (3, 5000)),
+                 ("Softmax", (50, 20)), ("LogSoftmax", (1, 37)))
+
+
+def softmax_rows_graph():
+    """SOFTMAX_CASES: the model and its feeds."""
+    from onnx import helper
+    rng = np.random.default_rng(29)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, feeds = [], [], [], {}
+    for i, (op, shape) in enumerate(SOFTMAX_CASES):
+        x, y = "x%d" % i, "y%d" % i
+        feeds[x] = rng.standard_normal(shape).astype(np.float32) * 5
+        feeds[x].flat[rng.random(feeds[x].size) < 0.01] = -np.inf
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        nodes.append(helper.make_node(op, [x], [y], axis=-1))
+        outputs.append(helper.make_tensor_value_info(y, F, shape))
+    graph = helper.make_graph(nodes, "softmax_rows", inputs, outputs, [])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
+
+
+def check_softmax_rows(mlbc, work):
+    """SOFTMAX_CASES against onnx_np, each exponentiated a block at a time."""
+    return check_graph(mlbc, work, "softmax_rows", *softmax_rows_graph(),
+                       marked(r"^ +mlbc_vexp_f32\(nr \* \d+, ", [c + (True,) for c in SOFTMAX_CASES],
+                              "Softmax kernels by blocks"))
+
+
 def paths_variants_graph():
     """Kernels compiled for each CPU path (compiler/emit.c, kernel_paths) and rows copied by
     mlbc_copy, over NaN, infinities and -0: an embedding bag (Gather of 64 rows of 96 floats,
@@ -1376,6 +1408,8 @@ def main():
          "variants (direction, layout, sequence_lens, batch, initial states) vs onnx_np"),
         ("float LayerNormalization", lambda: check_layernorm_variants(mlbc, work),
          "variants (row lengths, axes, bias) vs onnx_np"),
+        ("float Softmax and LogSoftmax rows by blocks", lambda: check_softmax_rows(mlbc, work),
+         "rows vs onnx_np"),
         ("float division by one value (Div, Softmax)", lambda: check_divs_variants(mlbc, work),
          "nodes vs onnx_np"),
         ("kernels on every CPU path and rows by mlbc_copy",

@@ -401,6 +401,8 @@ def main():
                kernel_cases(root, "layernorm", test_models.layernorm_variants_graph):
                    "mlbc_layernorm_f32(",
                kernel_cases(root, "divs", test_models.divs_variants_graph): "mlbc_vdivs_f32(",
+               kernel_cases(root, "softmax_rows", test_models.softmax_rows_graph):
+                   "mlbc_vexp_f32(nr * ",
                kernel_cases(root, "paths", test_models.paths_variants_graph):
                    ("_avx512(", "mlbc_copy("),
                kernel_cases(root, "depthwise", test_models.depthwise_variants_graph):

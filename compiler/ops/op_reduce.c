@@ -942,56 +942,65 @@ static const char *lanes_note(int L)
 /* VAR = the fold of a row's terms by COMB (two %s: accumulator, term) from INIT, in L lanes
  * (lane_sum) or in order; TJ/TK: the term of lane j / of element k; STJ/STK, if given, also
  * receive each term. */
-static void row_fold(Buf *b, const char *C, int L, int64_t K, const char *var, const char *acc,
-                     const char *init, const char *comb, const char *tj, const char *tk,
-                     const char *stj, const char *stk)
+static void row_fold(Buf *b, int ind, const char *C, int L, int64_t K, const char *var,
+                     const char *acc, const char *init, const char *comb, const char *tj,
+                     const char *tk, const char *stj, const char *stk)
 {
     if (L > 1) {
-        lane_sum(b, 2, C, L, K, acc, init, comb, tj, tk, stj, stk);
-        buf_line(b, 2, "%s = %s[0];", var, acc);
+        lane_sum(b, ind, C, L, K, acc, init, comb, tj, tk, stj, stk);
+        buf_line(b, ind, "%s = %s[0];", var, acc);
         return;
     }
-    buf_line(b, 2, "%s = %s;", var, init);
-    buf_line(b, 2, "for (k = 0; k < %s; k++) {", lit(K));
-    buf_line(b, 3, "const %s e = %s;", C, tk);
+    buf_line(b, ind, "%s = %s;", var, init);
+    buf_line(b, ind, "for (k = 0; k < %s; k++) {", lit(K));
+    buf_line(b, ind + 1, "const %s e = %s;", C, tk);
     if (stk)
-        buf_line(b, 3, "%s = e;", stk);
-    buf_line(b, 3, "%s = %s;", var, strf(comb, var, "e"));
-    buf_line(b, 2, "}");
+        buf_line(b, ind + 1, "%s = e;", stk);
+    buf_line(b, ind + 1, "%s = %s;", var, strf(comb, var, "e"));
+    buf_line(b, ind, "}");
 }
 
-/* The division of a float Softmax row yr of K exponentials by their sum, in place. */
-static const char *softmax_div(int64_t K)
-{
-    if (K >= MLBC_VDIVS_MIN)
-        return strf("        mlbc_vdivs_f32(%s, yr, sum, yr);\n", lit(K));
-    return strf("        for (k = 0; k < %s; k++)\n            yr[k] = yr[k] / sum;\n", lit(K));
-}
-
-/* Float Softmax over rows shorter than 32: x - max of every row, then one mlbc_vexp_f32
- * (templates/reduce_softmax_rows_f32.c). */
+/* Float Softmax or LogSoftmax over contiguous rows, in blocks of rows of at most
+ * MLBC_SOFTMAX_BLOCK floats (templates/reduce_softmax_rows_f32.c). */
 static const char *softmax_rows_f32(Emit *e, Node *n, const char *doc, int64_t A, int64_t K)
 {
-    int L = softmax_lanes("float", K);
-    Buf mx = {0}, sum = {0};
-    row_fold(&mx, "float", L, K, "mx", "m", "-INFINITY", "fmax_nan(%s, %s)", "xr[k + j]",
+    int logsm = !strcmp(n->op, "LogSoftmax"), L = softmax_lanes("float", K);
+    int64_t R = MLBC_SOFTMAX_BLOCK / K;
+    R = R < 1 ? 1 : R > A ? A : R;
+    Buf mx = {0}, sum = {0}, out = {0};
+    row_fold(&mx, 3, "float", L, K, "mx", "m", "-INFINITY", "fmax_nan(%s, %s)", "xr[k + j]",
              "xr[k]", NULL, NULL);
-    row_fold(&sum, "float", L, K, "sum", "s", "0", "%s + %s", "yr[k + j]", "yr[k]", NULL, NULL);
-    return kernel(e, n, "reduce_softmax_rows_f32", "DOC", doc, "A", lit(A),
-                  "FOR_A", loop_head("", "a", A, 1), "K", lit(K),
-                  "AK", lit(A * K), "LANES_NOTE", lanes_note(L),
-                  "DECL", L > 1 ? strf("    int j;\n    float m[%d], s[%d];\n", L, L) : "",
-                  "MAX", mx.p, "SUM", sum.p, "DIV", softmax_div(K), NULL);
+    row_fold(&sum, 3, "float", L, K, "sum", "s", "0", "%s + %s", "yr[k + j]", "yr[k]", NULL,
+             NULL);
+    if (logsm) {
+        buf_line(&out, 3, "sum = logf(sum);");
+        buf_line(&out, 3, "for (k = 0; k < %s; k++)", lit(K));
+        buf_line(&out, 4, "yr[k] = xr[k] - mxs[a] - sum;");
+    } else if (K >= MLBC_VDIVS_MIN) {
+        buf_line(&out, 3, "mlbc_vdivs_f32(%s, yr, sum, yr);", lit(K));
+    } else {
+        buf_line(&out, 3, "for (k = 0; k < %s; k++)", lit(K));
+        buf_line(&out, 4, "yr[k] = yr[k] / sum;");
+    }
+    Buf decl = {0};
+    if (L > 1)
+        buf_printf(&decl, "    int j;\n    float m[%d], s[%d];\n", L, L);
+    if (logsm)
+        buf_printf(&decl, "    float mxs[%s];\n", lit(R));
+    return kernel_paths(e, n, A * K, "reduce_softmax_rows_f32", "OP", n->op, "DOC", doc,
+                  "A", lit(A), "R", lit(R), "K", lit(K), "LANES_NOTE", lanes_note(L),
+                  "DECL", decl.p ? decl.p : "", "MAX", mx.p, "SUM", sum.p, "OUT", out.p,
+                  "KEEP", logsm ? "            mxs[a] = mx;\n" : "",
+                  "XR", logsm ? strf("            const float *restrict xr = x + (a0 + a) * %s;\n",
+                                     lit(K)) : "", NULL);
 }
 
-/* Softmax or LogSoftmax over contiguous rows, one row at a time
- * (templates/reduce_softmax_rows.c). Float: x - max is parked in the row of y and
- * exponentiated there by mlbc_vexp_f32 (templates/vmath_exp.c: vectorised, the same bits on
- * every path), whose results the sum reads. */
+/* Softmax or LogSoftmax of double or 16-bit floats over contiguous rows, one row at a time
+ * (templates/reduce_softmax_rows.c). */
 static const char *softmax_rows(Emit *e, Node *n, const char *doc, int64_t A, int64_t K)
 {
     DType t = n->in[0]->dt;
-    int logsm = !strcmp(n->op, "LogSoftmax"), vexp = t == DT_FLOAT;
+    int logsm = !strcmp(n->op, "LogSoftmax");
     int keep_e = !logsm && !dtype_is_half(t); /* exp values parked in y, then scaled */
     const char *C = dtype_ctype(calc_type(t)), *S = libm_sfx(calc_type(t));
     int L = softmax_lanes(C, K);
@@ -999,22 +1008,11 @@ static const char *softmax_rows(Emit *e, Node *n, const char *doc, int64_t A, in
     const char *exp_kj = strf("exp%s(%s - mx)", S, load_elem(t, "xr[k + j]"));
     const char *out = logsm ? store_elem(t, strf("%s - mx - sum", load_elem(t, "xr[k]")))
                       : keep_e ? "yr[k] / sum" : store_elem(t, strf("%s / sum", exp_k));
-    /* float Softmax: the row of exponentials divided by vector (templates/vmath_divs.c) */
-    const char *out_loop = vexp && keep_e
-        ? softmax_div(K)
-        : strf("        for (k = 0; k < %s; k++)\n            yr[k] = %s;\n", lit(K), out);
     Buf mx = {0}, sum = {0};
-    if (vexp) {
-        buf_line(&sum, 2, "for (k = 0; k < %s; k++)", lit(K));
-        buf_line(&sum, 3, "yr[k] = xr[k] - mx;");
-        buf_line(&sum, 2, "mlbc_vexp_f32(%s, yr, yr);", lit(K));
-        exp_k = "yr[k]";
-        exp_kj = "yr[k + j]";
-    }
-    row_fold(&mx, C, L, K, "mx", "m", "-INFINITY", "fmax_nan(%s, %s)",
+    row_fold(&mx, 2, C, L, K, "mx", "m", "-INFINITY", "fmax_nan(%s, %s)",
              load_elem(t, "xr[k + j]"), load_elem(t, "xr[k]"), NULL, NULL);
-    row_fold(&sum, C, L, K, "sum", "s", "0", "%s + %s", exp_kj, exp_k,
-             keep_e && !vexp ? "yr[k + j]" : NULL, keep_e && !vexp ? "yr[k]" : NULL);
+    row_fold(&sum, 2, C, L, K, "sum", "s", "0", "%s + %s", exp_kj, exp_k,
+             keep_e ? "yr[k + j]" : NULL, keep_e ? "yr[k]" : NULL);
     if (logsm)
         buf_line(&sum, 2, "sum = log%s(sum);", S);
     return kernel_paths(e, n, A * K, "reduce_softmax_rows", "OP", n->op, "DOC", doc,
@@ -1023,7 +1021,9 @@ static const char *softmax_rows(Emit *e, Node *n, const char *doc, int64_t A, in
                   "K", lit(K),
                   "LANES_NOTE", lanes_note(L),
                   "DECL", L > 1 ? strf("    int j;\n    %s m[%d], s[%d];\n", C, L, L) : "",
-                  "MAX", mx.p, "SUM", sum.p, "OUT", out_loop, NULL);
+                  "MAX", mx.p, "SUM", sum.p,
+                  "OUT", strf("        for (k = 0; k < %s; k++)\n            yr[k] = %s;\n", lit(K),
+                              out), NULL);
 }
 
 /* Softmax or LogSoftmax along an axis with inner stride B (templates/reduce_softmax_cols.c).
@@ -1076,9 +1076,8 @@ static void softmax_emit(Emit *e, Node *n)
                            dtype_name(x->dt), shape_str(x), (long long)A, (long long)K,
                            (long long)B);
     const char *fn = B > 1 ? softmax_cols(e, n, doc, A, K, B)
-                     : x->dt == DT_FLOAT && K < 32 && A > 1 && !strcmp(n->op, "Softmax")
-                         ? softmax_rows_f32(e, n, doc, A, K)
-                         : softmax_rows(e, n, doc, A, K);
+                     : x->dt == DT_FLOAT ? softmax_rows_f32(e, n, doc, A, K)
+                                         : softmax_rows(e, n, doc, A, K);
     stmt(e, "%s(%s, %s);", fn, ref(e, x), ref(e, y));
 }
 
