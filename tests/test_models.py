@@ -1170,13 +1170,15 @@ def check_sum_lanes(mlbc, work):
     return check_graph(mlbc, work, "sum_lanes", *sum_lanes_graph(), inspect)
 
 
-# Float Transposes: (x's shape, perm, whether mlbc_transpose_f32 takes them): both swapped axes
-# 8 or more (tiles of 8 and edges: 13 x 37, 9 and 20 under a kept axis, the attention head's
-# [1, 64, 8, 16] -> [1, 8, 16, 64], three axes reversed), one of 7 (the element loop).
+# Float Transposes: (x's shape, perm, whether mlbc_transpose_f32 takes them): one of the
+# swapped axes 8 or more (tiles of 8 and narrower ones at the edges: 13 x 37, 9 and 20 under a
+# kept axis, the attention head's [1, 64, 8, 16] -> [1, 8, 16, 64], three axes reversed, 7
+# rows, a sequence of 4 under a batch, 5 columns), both under 8 (the element loop).
 TRANSPOSE_CASES = (
     ((13, 37), [1, 0], True), ((2, 20, 9), [0, 2, 1], True),
     ((1, 64, 8, 16), [0, 2, 3, 1], True), ((8, 3, 16), [2, 1, 0], True),
-    ((7, 40), [1, 0], False))
+    ((7, 40), [1, 0], True), ((32, 4, 96), [0, 2, 1], True), ((3, 40, 5), [0, 2, 1], True),
+    ((6, 3), [1, 0], False))
 
 
 def transpose_variants_graph():

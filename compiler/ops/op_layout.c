@@ -117,12 +117,12 @@ static int transpose_axes(const Copy *c, int64_t min, int *p)
     return 0;
 }
 
-/* A float copy that swaps the unit-stride axis with another of at least 8: the 2-D transposes
- * over the other axes, by mlbc_transpose_f32 (templates/transpose_f32.c). */
+/* A float copy that swaps the unit-stride axis with another, one of them at least 8 long:
+ * the 2-D transposes over the other axes, by mlbc_transpose_f32 (templates/transpose_f32.c). */
 static int float_transpose(Buf *b, const Copy *c, const char *xn, const char *yn)
 {
     int r = c->rank, q = r - 1, p;
-    if (!transpose_axes(c, 8, &p))
+    if (!transpose_axes(c, 2, &p) || (c->dim[p] < 8 && c->dim[q] < 8))
         return 0;
     int64_t ist[MLBC_MAX_RANK], ost[MLBC_MAX_RANK];
     memcpy(ist, c->ist, sizeof(int64_t) * r);
