@@ -327,6 +327,9 @@ def check_conv_act(mlbc, work):
         if (bn, acts) != want:
             raise Failure("fused: %d BatchNormalizations, activations %s; not %d, %s"
                           % ((bn, acts) + want))
+        # a product covering its plane writes it straight into y (GemmPlan.whole)
+        if not re.search(r"mlbc_gemm_f32_taps\([^;]*yg, \d+\);", code):
+            raise Failure("no product wrote its whole plane into y")
     return fused_vs_apart(mlbc, work, "conv_act", conv_act_graph, inspect,
                           len(CONV_ACT_CASES), "Conv (+ BatchNormalization) (+ activation)",
                           gen.reference)

@@ -335,7 +335,11 @@ static void emit_average(Buf *b, int d, const PoolK *k, const char *acc)
     }
     buf_line(b, d, "const long nrow = %s;", cnt.p);
     buf_line(b, d, "for (long o = 0; o < %s; o++) {", lit(k->OL));
-    if (k->include_pad)
+    /* windows all inside the row: K taps each (a call an output had been 10% of a small CNN
+     * at gcc -O2) */
+    if (!g->PB[l] && !g->PE[l] && (k->OL - 1) * g->S[l] + (g->K[l] - 1) * g->D[l] < g->L[l])
+        buf_line(b, d + 1, "const long n = nrow * %s;", lit(g->K[l]));
+    else if (k->include_pad)
         buf_line(b, d + 1, "const long n = nrow * mlbc_pool_taps(%s, %s, %s, %s);",
              times("o", g->S[l]), lit(g->L[l] + g->PB[l] + g->PE[l]), lit(g->K[l]), lit(g->D[l]));
     else
