@@ -10,7 +10,8 @@
 // row stride is the plane, OSP). With a unit stride along the last axis there are no columns:
 // mlbc_gemm_f32_taps reads the (zero-padded) input in place through a table of tap offsets
 // (offs), the same chains, into an output tile yt that is copied out, or pooled by a fused
-// MaxPool into y (whose planes are then YSP floats, not OSP). A fused BatchNormalization's
+// MaxPool into y (whose planes are then YSP floats, not OSP); a product that covers the whole
+// plane in y's own layout writes into y. A fused BatchNormalization's
 // per-channel terms are computed once per call (INIT) into the table bnt, in ws too.
 /* ${DOC} */
 static void ${FN}(${PARAMS})

@@ -1014,9 +1014,6 @@ static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
                 lit(pw));
 }
 
-/* The call that takes the output yp of a product with pixels as rows, NR rows of OW pixels
- * from output row oh, into the fused mean of each plane (templates/conv_pix_mean.c), in the
- * order of additions of the node it took. */
 /* The fold into s[0] of the 8 lanes s of a fused mean (at indent IND), as the node it took
  * folds them: GlobalAveragePool's or a ReduceMean's rows'. */
 static const char *mean_fold(const ConvK *c, int ind)
@@ -1027,6 +1024,9 @@ static const char *mean_fold(const ConvK *c, int ind)
     return fold.p;
 }
 
+/* The call that takes the output yp of a product with pixels as rows, NR rows of OW pixels
+ * from output row oh, into the fused mean of each plane (templates/conv_pix_mean.c), in the
+ * order of additions of the node it took. */
 static const char *pix_mean_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
 {
     const char *fold = mean_fold(c, 2);
