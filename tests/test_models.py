@@ -621,10 +621,10 @@ def check_matmul_add(mlbc, work):
 
 # Float LSTM, GRU (both reset variants) and RNN in every direction and layout, without and
 # with sequence lengths (an input, and a constant; some with every row shorter than the
-# sequence, whose last steps skip the recurrent product), batch 3 and 1, initial states on
-# some: op_rnn.c's paths (the batch's projection in one product or per row; the projected
-# inputs as the recurrent product's addend or added per row; rows stopping early) against
-# onnx_np.
+# sequence, whose last steps skip the recurrent product), batch 3 and 1, one step of one row
+# (both products of one row: mlbc_gemv_f32), initial states on some: op_rnn.c's paths (the
+# batch's projection in one product or per row; the projected inputs as the recurrent
+# product's addend or added per row; rows stopping early) against onnx_np.
 RNN_OPS = (("LSTM", 4, 2, {}), ("GRU", 3, 1, {}), ("GRU", 3, 1, {"linear_before_reset": 1}),
            ("RNN", 1, 1, {}))
 RNN_T, RNN_I, RNN_H = 5, 6, 20                 # H: a full vector and a tail
@@ -650,11 +650,13 @@ def rnn_variants_graph():
         for direction in ("forward", "reverse", "bidirectional"):
             D = 2 if direction == "bidirectional" else 1
             for layout in (0, 1):
-                for batch, lens, short in ((3, None, 0), (3, "input", 0), (3, "constant", 0),
-                                           (3, "input", 1), (1, None, 0), (1, "constant", 1)):
+                for batch, lens, short, T in ((3, None, 0, RNN_T), (3, "input", 0, RNN_T),
+                                              (3, "constant", 0, RNN_T), (3, "input", 1, RNN_T),
+                                              (1, None, 0, RNN_T), (1, "constant", 1, RNN_T),
+                                              (1, None, 0, 1)):
                     t = str(i)
                     i += 1
-                    tb = (RNN_T, batch) if not layout else (batch, RNN_T)
+                    tb = (T, batch) if not layout else (batch, T)
                     args = [tensor("x" + t, rng.standard_normal(tb + (RNN_I,)).astype(np.float32),
                                    True)]
                     for name, shape in (("w", (D, gates * RNN_H, RNN_I)),
@@ -672,7 +674,7 @@ def rnn_variants_graph():
                     outs = ["y" + t, "yh" + t]
                     nodes.append(helper.make_node(op, args, outs, hidden_size=RNN_H,
                                                   direction=direction, layout=layout, **attrs))
-                    y = (RNN_T, D, batch, RNN_H) if not layout else (batch, RNN_T, D, RNN_H)
+                    y = (T, D, batch, RNN_H) if not layout else (batch, T, D, RNN_H)
                     yh = (D, batch, RNN_H) if not layout else (batch, D, RNN_H)
                     outputs += [helper.make_tensor_value_info("y" + t, F, y),
                                 helper.make_tensor_value_info("yh" + t, F, yh)]

@@ -313,6 +313,10 @@ static const char *pack_or_ref(Emit *e, Node *n, const Value *m, int d, int64_t 
  * it) */
 static int r_in_blocks(const RnnInfo *ri) { return ri->batch == 1; }
 
+/* W likewise when its product has one row too: one step of one row (a cell step with state in
+ * and out; through mlbc_gemm_f32 the row took the general product's path) */
+static int w_in_blocks(const RnnInfo *ri) { return ri->batch == 1 && ri->seq == 1; }
+
 /* What the emitters of one node share: its inputs, outputs and options, then per direction
  * the kernel's parameters and call and the fragments every template takes. */
 typedef struct RnnGen {
@@ -427,7 +431,8 @@ static void rnn_weights(Emit *e, Node *n, RnnGen *g)
         return;
     }
     int split = G == 3 && !g->lbr, one = r_in_blocks(&g->ri);
-    buf_printf(&g->call, "%s, %s, %s", ref(e, x), pack_or_ref(e, n, w, d, 0, G * H, I, 0),
+    buf_printf(&g->call, "%s, %s, %s", ref(e, x),
+               pack_or_ref(e, n, w, d, 0, G * H, I, w_in_blocks(&g->ri)),
                pack_or_ref(e, n, r, d, 0, split ? 2 * H : G * H, H, one));
     if (split) {
         buf_puts(&g->params, ", const float *restrict r2");
@@ -873,7 +878,7 @@ static const char *f32_project(F32 *f, int fold, int64_t TC)
 {
     const RnnGen *g = f->g;
     int64_t S = g->ri.seq, B = f->B, I = g->ri.in, N = g->ri.gates * f->H;
-    MatLayout wlay = g->w->data ? PANELS : IN_PLACE;
+    MatLayout wlay = !g->w->data ? IN_PLACE : w_in_blocks(&g->ri) ? BLOCKS : PANELS;
     const char *bias = g->bias ? "bias" : NULL;
     /* without sequence lengths every row is at the same step t, and base[b] = base[0] */
     const char *t = g->reverse ? strf("%s - s", lit(S - 1)) : "s";
