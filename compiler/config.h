@@ -32,6 +32,10 @@
                                                  backward on alternate steps: 1.05x faster
                                                  for LSTM hidden 256 on a 1 MiB L2 */
 #define MLBC_SWEEP_BLOCKS 4
+#define MLBC_CONV_EPILOGUE_RUN 128           /* a Conv of a product per output row applies
+                                                 its epilogue to runs of at least this many
+                                                 floats of each channel (rows of 32: every
+                                                 4 rows), not to each row just written */
 #define MLBC_PATHS_MIN 256                    /* a kernel of plain loops over at least this
                                                  many elements is compiled for AVX2 and
                                                  AVX-512 too (kernel_paths): below it a

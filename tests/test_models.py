@@ -234,7 +234,7 @@ def check_conv_pool(mlbc, work):
 # applied to each tile of the products (fuse.c): (x shape, out channels, kernel, strides,
 # pads, group, BatchNormalization, activation: None, Relu, Silu as torch writes it (Sigmoid +
 # Mul), Sigmoid or Tanh). Products of several rows (13x11, rows of 16), per row (strided
-# along H only; rows of 32 and 48), with pixels as rows (7x7), of a 1x1 Conv's x read in place,
+# along H only; rows of 32 and 48, the epilogue on runs of rows), with pixels as rows (7x7), of a 1x1 Conv's x read in place,
 # grouped, strided along W (phases; 40x41: tiles), 1-D; depthwise Convs (their own kernel),
 # which take an activation but no BatchNormalization (CONV_ACT_APART: a BatchNormalization
 # between them keeps the Relu apart too).
@@ -330,6 +330,9 @@ def check_conv_act(mlbc, work):
         # a product covering its plane writes it straight into y (GemmPlan.whole)
         if not re.search(r"mlbc_gemm_f32_taps\([^;]*yg, \d+\);", code):
             raise Failure("no product wrote its whole plane into y")
+        # products per row of 32 (10 rows): the BatchNormalization on runs of 4 rows, 2 last
+        if not apart and not re.search(r"conv_\d+\(yg \+ r0 \* 32, \d+, nr \* 32, bnt\);", code):
+            raise Failure("the epilogue of the rows of 32 not on runs of rows")
     return fused_vs_apart(mlbc, work, "conv_act", conv_act_graph, inspect,
                           len(CONV_ACT_CASES), "Conv (+ BatchNormalization) (+ activation)",
                           gen.reference)

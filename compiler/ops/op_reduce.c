@@ -384,6 +384,15 @@ static RCode rcode(int kind, DType t, int64_t count)
     return c;
 }
 
+/* The lanes acc[0..L) folded into acc[0], then the rest of rows of K (K mod L elements) taken
+ * last: every "rows" kernel's order. */
+static void fold_lanes_rest(Buf *b, int ind, int L, int64_t K, const RCode *c)
+{
+    lane_fold(b, ind, L, "acc", r_comb_fmt(c));
+    if (K % L)
+        buf_line(b, ind, "acc[0] = %s;", strf(r_comb_fmt(c), "acc[0]", "rest"));
+}
+
 /* One reduction pass over the rows of a "rows" kernel, into lanes acc[0..L): element k of the
  * innermost run in lane k mod L, the last K mod L elements of each run into rest, which the
  * folded lanes take last. (Into lane 0, they had made gcc -O2 store the lanes and read them
@@ -444,9 +453,7 @@ static void rows_pass(Buf *b, int ind, const Grp *g, int ng, const RCode *c, int
             buf_line(b, --ind, "}");
     if (vec)
         buf_line(b, ind, "memcpy(acc, &lanes, sizeof lanes);");
-    lane_fold(b, ind, L, "acc", r_comb_fmt(&pc));
-    if (K % L)
-        buf_line(b, ind, "acc[0] = %s;", strf(r_comb_fmt(&pc), "acc[0]", "rest"));
+    fold_lanes_rest(b, ind, L, K, &pc);
 }
 
 int reduce_lanes(int64_t K, int acc_bytes)
@@ -476,9 +483,7 @@ static void rows_interleaved(Buf *b, const Grp *g, const RCode *c, DType ty, int
         buf_line(b, 4, "rest = %s;", strf(r_comb_fmt(c), "rest",
                                           strf("x[(i0 + r) * %s + k]", lit(K))));
     }
-    lane_fold(b, 3, 8, "acc", r_comb_fmt(c));
-    if (K % 8)
-        buf_line(b, 3, "acc[0] = %s;", strf(r_comb_fmt(c), "acc[0]", "rest"));
+    fold_lanes_rest(b, 3, 8, K, c);
     buf_line(b, 3, "y[i0 + r] = %s;", store_as(ty, c->AT, strf(c->post, "acc[0]")));
     buf_line(b, 2, "}");
     buf_line(b, 1, "}");

@@ -651,8 +651,10 @@ static const char *skip_past_len(const RnnGen *g, const char *recur, const char 
     const char *longest = "maxlen";
     if (g->lens->data) {
         int64_t m = 0;
-        for (int64_t b = 0; b < g->ri.batch; b++)
-            m = value_get_i(g->lens, b) > m ? value_get_i(g->lens, b) : m;
+        for (int64_t b = 0; b < g->ri.batch; b++) {
+            int64_t len = value_get_i(g->lens, b);
+            m = len > m ? len : m;
+        }
         longest = lit(m);
     } else {
         *pro = strf("%s    long maxlen = 0;\n    %s\n%sif (lens[b] > maxlen)\n%s    maxlen = "
