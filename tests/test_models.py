@@ -987,12 +987,113 @@ def check_depthwise_variants(mlbc, work):
         if (n, relu) != (len(DW_CASES), sum(c[7] for c in DW_CASES)):
             raise Failure("%d direct depthwise kernels (%d with the Relu), not %d (%d)" % (
                 n, relu, len(DW_CASES), sum(c[7] for c in DW_CASES)))
+        # strided: in phases, but for output planes of up to 8 pixels (depthwise_tiny)
+        want = sum(c[3] > 1 and np.prod([(n + c[5][j] + c[5][j + len(c[0]) - 2]
+                                           - c[4] * (c[2] - 1) - 1) // c[3] + 1
+                                          for j, n in enumerate(c[0][2:])]) > 8
+                   for c in DW_CASES)
         phased = len(re.findall(r"zero-padded, as \d+x\d+ phases", code))
-        if phased != sum(c[3] > 1 for c in DW_CASES):   # strided: in phases
-            raise Failure("%d depthwise Convs read phases, not %d" % (
-                phased, sum(c[3] > 1 for c in DW_CASES)))
+        if phased != want:
+            raise Failure("%d depthwise Convs read phases, not %d" % (phased, want))
     return check_graph(mlbc, work, "depthwise_variants", *depthwise_variants_graph(), inspect,
                        gen.reference)
+
+
+# Depthwise Convs of output planes of at most 8 pixels (op_conv.c, depthwise_tiny): each
+# output's taps inside the plane only, x read in place. (x shape, channel multiplier, kernel,
+# stride, dilation, pads, bias, activation, what spoils the weights): 2x2 planes, a 1x1 one
+# of a dilated stride-2 kernel that only its centre reaches (as in generated networks), 1-D,
+# a 5x5 kernel, asymmetric pads, outputs that no tap reaches (the bias alone); a bias with a
+# -0 and an infinite weight keep the general kernel (a tap in the padding can change the sum
+# there: the -0 case shows it).
+DW_TINY_CASES = (((2, 8, 2, 2), 1, 3, 1, 1, (1, 1, 1, 1), True, "Relu", None),
+                 ((2, 4, 2, 2), 2, 3, 2, 2, (2, 2, 2, 2), True, "Silu", None),
+                 ((3, 6, 5), 1, 3, 1, 1, (1, 1), False, None, None),
+                 ((1, 4, 4, 4), 1, 5, 2, 1, (2, 2, 2, 2), True, None, None),
+                 ((2, 3, 2, 3), 1, 3, 1, 1, (0, 1, 2, 0), True, "Relu", None),
+                 ((1, 2, 2), 1, 3, 1, 1, (3, 3), True, None, None),
+                 ((1, 4, 2, 2), 1, 3, 2, 2, (2, 2, 2, 2), True, None, "-0 bias"),
+                 ((1, 4, 3, 3), 1, 3, 1, 1, (1, 1, 1, 1), False, None, "inf weight"))
+
+
+def depthwise_tiny_graph(weights_as_inputs):
+    """DW_TINY_CASES, their weights and biases initializers or (WEIGHTS_AS_INPUTS) graph
+    inputs, which keep the general kernel: the model and its feeds (the same values)."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(31)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits, feeds = [], [], [], [], {}
+    for i, (shape, mult, k, s, d, pads, bias, act, spoil) in enumerate(DW_TINY_CASES):
+        x, y, nsp, c = "x%d" % i, "y%d" % i, len(shape) - 2, shape[1]
+        feeds[x] = rng.standard_normal(shape).astype(np.float32)
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        consts = {"w%d" % i: rng.standard_normal((c * mult, 1) + (k,) * nsp).astype(np.float32)}
+        if spoil == "inf weight":
+            consts["w%d" % i].reshape(-1)[3] = np.inf
+        if bias:
+            consts["b%d" % i] = rng.standard_normal(c * mult).astype(np.float32)
+            if spoil == "-0 bias":  # channel 1: -0 + 0 * w, in the padding, is +0
+                consts["b%d" % i][1] = -0.0
+                consts["w%d" % i] = np.abs(consts["w%d" % i])
+                feeds[x][:, 1] = -0.0
+        for name, v in consts.items():
+            if weights_as_inputs:
+                inputs.append(helper.make_tensor_value_info(name, F, v.shape))
+                feeds[name] = v
+            else:
+                inits.append(numpy_helper.from_array(v, name))
+        conv = "c%d" % i if act else y
+        nodes.append(helper.make_node("Conv", [x] + list(consts), [conv], group=c,
+                                      kernel_shape=[k] * nsp, strides=[s] * nsp,
+                                      dilations=[d] * nsp, pads=list(pads)))
+        if act == "Silu":
+            nodes.append(helper.make_node("Sigmoid", [conv], ["s%d" % i]))
+            nodes.append(helper.make_node("Mul", [conv, "s%d" % i], [y]))
+        elif act:
+            nodes.append(helper.make_node(act, [conv], [y]))
+        out = [(n + pads[j] + pads[j + nsp] - d * (k - 1) - 1) // s + 1
+               for j, n in enumerate(shape[2:])]
+        outputs.append(helper.make_tensor_value_info(y, F, [shape[0], c * mult] + out))
+    graph = helper.make_graph(nodes, "depthwise_tiny", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
+
+
+def check_depthwise_tiny(mlbc, work):
+    """DW_TINY_CASES: the tiny kernel where it may be taken, the same bits as the general
+    kernel (the weights as inputs) with random and with NaN, infinite and -0 inputs, and
+    onnx_np's values."""
+    import gen
+    runs = {}
+    for as_inputs in (False, True):
+        model, feeds = depthwise_tiny_graph(as_inputs)
+        wdir = os.path.join(work, "depthwise_tiny%d" % as_inputs)
+        path = os.path.join(wdir, "model.onnx")
+        os.makedirs(wdir, exist_ok=True)
+        kinds.save(model, path)
+        exe = mlbctest.compile_model(mlbc, path, wdir)
+        with open(os.path.join(wdir, "model.c")) as f:  # comments wrap: join their lines
+            code = re.sub(r"\s*\n \* ", " ", f.read())
+        tiny = code.count("the taps in the padding left out")
+        want = 0 if as_inputs else sum(not c[8] for c in DW_TINY_CASES)
+        if tiny != want:
+            raise Failure("%d tiny depthwise kernels, not %d" % (tiny, want))
+        in_types, out_types = mlbctest.tensor_types(model)
+        ref = gen.reference(model, feeds)
+        names = [v.name for v in model.graph.output]
+        shapes = [(t, ref[o].shape) for t, o in zip(out_types, names)]
+        odd = poison({k: v for k, v in feeds.items() if k.startswith("x")}, 5)
+        runs[as_inputs] = [mlbctest.execute(exe, wdir, [f.get(v.name, feeds[v.name])
+                                                         for v in model.graph.input],
+                                            in_types, shapes) for f in (feeds, odd)]
+        keep = [j for j, c in enumerate(DW_TINY_CASES) if c[8] != "inf weight"]
+        compare_outputs([names[j] for j in keep], [runs[as_inputs][0][j] for j in keep],
+                        [ref[names[j]] for j in keep])
+    for j in range(len(DW_TINY_CASES)):
+        for k, inputs in enumerate(("random", "NaN, infinite and -0")):
+            if not mlbctest.same_bits(runs[False][k][j], runs[True][k][j])[1]:
+                raise Failure("y%d, %s inputs: the tiny depthwise kernel differs from the "
+                              "general one in bits" % (j, inputs))
+    return len(DW_TINY_CASES)
 
 
 # Float Convs strided along W (op_conv.c, gemm_plan): the padded input copied as its phases
@@ -1427,6 +1528,8 @@ def main():
          "nodes vs onnx_np"),
         ("depthwise Conv, direct", lambda: check_depthwise_variants(mlbc, work),
          "nodes vs onnx_np"),
+        ("depthwise Conv of tiny planes, the taps in the padding left out",
+         lambda: check_depthwise_tiny(mlbc, work), "cases, the bits of the general kernel"),
         ("strided Conv, phases read in place", lambda: check_strided_variants(mlbc, work),
          "nodes vs onnx_np"),
         ("MaxPool and AveragePool, by the row kernel or not",

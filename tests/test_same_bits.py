@@ -407,6 +407,8 @@ def main():
                    ("_avx512(", "mlbc_copy("),
                kernel_cases(root, "depthwise", test_models.depthwise_variants_graph):
                    "depthwise (group",
+               kernel_cases(root, "depthwise_tiny",
+                            lambda: test_models.depthwise_tiny_graph(False)): "a = fmaf(wm[",
                kernel_cases(root, "pool", test_models.pool_variants_graph): "AveragePool rows: ",
                kernel_cases(root, "sum_lanes", test_models.sum_lanes_graph): "MLBC_F8_ADD(",
                kernel_cases(root, "transpose", test_models.transpose_variants_graph):

@@ -1412,6 +1412,9 @@ static int64_t depthwise_accw(const Geom *g)
 }
 
 #define DEPTHWISE_CHUNK 4               /* vectors of 16 sums a chunk of rows keeps */
+#define DEPTHWISE_TINY 8                /* output planes of at most this many pixels take
+                                           conv_depthwise_tiny (statements per pixel) */
+#define DEPTHWISE_TINY_TAPS 49          /* and kernels of at most this many taps */
 
 /* Chunk code of a depthwise Conv: ROWS output rows from row oh on, NB vectors of 16 sums
  * of each from output C on (arrays a0, a1..., which gcc -O2 keeps in registers: one array of
@@ -1512,8 +1515,86 @@ static const char *depthwise_mean(const ConvK *c, int64_t ohw)
     return b.p;
 }
 
+/* A depthwise Conv's fused activation other than Relu, over each run of output planes (OHW
+ * floats each, NM of them) of at least MAP_RUN floats, in cache (a call a plane of one
+ * output: 2.4x the time of the network); "" for none. */
+static const char *plane_act(const ConvK *c, int64_t ohw, int64_t nm)
+{
+    const char *map = act_map(c);
+    if (!map)
+        return "";
+    int64_t run = (MAP_RUN + ohw - 1) / ohw;
+    return run == 1 ? strf("        %s(%s, ym, ym);\n", map, lit(ohw))
+           : strf("        if (j %% %s == %s || j == %s)\n"
+                  "            %s((j %% %s + 1) * %s, y + (j - j %% %s) * %s, "
+                  "y + (j - j %% %s) * %s);\n", lit(run), lit(run - 1), lit(nm - 1),
+                  map, lit(run), lit(ohw), lit(run), lit(ohw), lit(run), lit(ohw));
+}
+
+/* Whether a depthwise Conv takes templates/conv_depthwise_tiny.c: output planes of at most
+ * DEPTHWISE_TINY pixels, no fused mean, constant finite weights and a constant bias without
+ * -0 (what lets it leave out the taps in the padding: see the template). */
+static int depthwise_tiny(const Emit *e, const ConvK *c)
+{
+    const Geom *g = &c->g;
+    if ((c->ep && c->ep->mean) || numel_dims(g->nsp, g->out) > DEPTHWISE_TINY ||
+        numel_dims(g->nsp, g->k) > DEPTHWISE_TINY_TAPS || !value_in_code(e, c->W) ||
+        (c->B && !value_in_code(e, c->B)))
+        return 0;
+    for (int64_t i = 0; i < numel(c->W); i++)
+        if (!isfinite(value_get_f(c->W, i)))
+            return 0;
+    for (int64_t i = 0; c->B && i < numel(c->B); i++)
+        if (value_get_f(c->B, i) == 0 && signbit(value_get_f(c->B, i)))
+            return 0;
+    return 1;
+}
+
+/* templates/conv_depthwise_tiny.c: each output pixel's statements, its taps inside the
+ * plane only. */
+static void conv_emit_depthwise_tiny(Emit *e, const ConvK *c)
+{
+    const Geom *g = &c->g;
+    Geom3 t = geom3(g);
+    int64_t ohw = t.out[1] * t.out[2], nm = g->N * g->M;
+    Buf out = {0}, params = {0}, args = {0};
+    for (int64_t oh = 0; oh < t.out[1]; oh++)
+        for (int64_t ow = 0; ow < t.out[2]; ow++) {
+            buf_printf(&out, "        a = %s;\n", c->B ? "bias[m]" : "0");
+            for (int64_t kh = 0; kh < t.k[1]; kh++)
+                for (int64_t kw = 0; kw < t.k[2]; kw++) {
+                    int64_t ih = oh * t.s[1] - t.pb[1] + kh * t.d[1];
+                    int64_t iw = ow * t.s[2] - t.pb[2] + kw * t.d[2];
+                    if (ih >= 0 && ih < t.in[1] && iw >= 0 && iw < t.in[2])
+                        buf_printf(&out, "        a = fmaf(wm[%s], xs[%s], a);\n",
+                                   lit(kh * t.k[2] + kw), lit(ih * t.in[2] + iw));
+                }
+            buf_printf(&out, "        ym[%s] = %s;\n", lit(oh * t.out[2] + ow),
+                       act_relu(c) ? "a > 0 ? a : 0" : "a");
+        }
+    buf_printf(&params, "const float *restrict x, const float *restrict w, %sfloat *restrict y",
+               c->B ? "const float *restrict bias, " : "");
+    const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_depthwise_tiny",
+        "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct, the taps in "
+                    "the padding left out", shape_str(c->X), shape_str(c->Y), (long long)g->G,
+                    (long long)numel_dims(g->nsp, g->k),
+                    c->ep && c->ep->act ? strf(", the fused %s", c->ep->act) : ""),
+        "PARAMS", params.p, "NM", lit(nm), "M", lit(g->M), "KHW", lit(t.k[1] * t.k[2]),
+        "IN", g->MG == 1 ? "j" : strf("(j / %s)", lit(g->MG)), "ISP", lit(t.in[1] * t.in[2]),
+        "OSP", lit(ohw), "OUTPUTS", out.p, "ACT", plane_act(c, ohw, nm), NULL);
+    buf_printf(&args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
+    if (c->B)
+        buf_printf(&args, "%s, ", ref(e, c->B));
+    buf_puts(&args, ref(e, c->Y));
+    stmt(e, "%s(%s);", fn, args.p);
+}
+
 static void conv_emit_depthwise(Emit *e, const ConvK *c)
 {
+    if (depthwise_tiny(e, c)) {
+        conv_emit_depthwise_tiny(e, c);
+        return;
+    }
     const Geom *g = &c->g;
     Geom3 t = geom3(g);
     int64_t xh, xw, ph[2];
@@ -1592,17 +1673,7 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
                             act_relu(c));
         buf_puts(&chunks, "        }\n");
     }
-    /* another activation over each run of output planes of at least MAP_RUN floats, in
-     * cache (a call a plane of one output: 2.4x the time of the network) */
-    const char *map = act_map(c), *plane_act = "";
-    if (map) {
-        int64_t ohw = t.out[1] * ow, run = (MAP_RUN + ohw - 1) / ohw;
-        plane_act = run == 1 ? strf("        %s(%s, ym, ym);\n", map, lit(ohw))
-                    : strf("        if (j %% %s == %s || j == %s)\n"
-                           "            %s((j %% %s + 1) * %s, y + (j - j %% %s) * %s, "
-                           "y + (j - j %% %s) * %s);\n", lit(run), lit(run - 1), lit(nm - 1),
-                           map, lit(run), lit(ohw), lit(run), lit(ohw), lit(run), lit(ohw));
-    }
+    const char *act = plane_act(c, t.out[1] * ow, nm);
     /* paths whatever its size: on the build's own target (SSE2 at plain -O2) fmaf is a call */
     const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_depthwise",
         "DOC", strf("Conv: %s -> %s, depthwise (group %lld), %lld taps%s, direct%s",
@@ -1610,7 +1681,7 @@ static void conv_emit_depthwise(Emit *e, const ConvK *c)
                     (long long)numel_dims(g->nsp, g->k),
                     c->ep && c->ep->act ? strf(", the fused %s", c->ep->act) : "",
                     mean ? strf("; then the mean of each plane (%s)", c->ep->mean) : ""),
-        "PARAMS", params.p, "FIRST", first, "SRC", src.p, "CHUNKS", chunks.p, "ACT", plane_act,
+        "PARAMS", params.p, "FIRST", first, "SRC", src.p, "CHUNKS", chunks.p, "ACT", act,
         "MEAN", mean ? depthwise_mean(c, t.out[1] * ow) : "", "NM", lit(nm), "M", lit(g->M),
         "KHW", lit(t.k[1] * t.k[2]),
         "YM", mean ? "yb" : strf("y + j * %s", lit(t.out[1] * ow)), NULL);
