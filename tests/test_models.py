@@ -634,8 +634,10 @@ RNN_T, RNN_I, RNN_H = 5, 6, 20                 # H: a full vector and a tail
 RNN_LENS, RNN_SHORT = (5, 2, 4), (4, 1, 3)
 
 
-def rnn_variants_graph():
-    """The variants as one model: returns it and its feeds."""
+def rnn_variants_graph(zero_state=None):
+    """The variants as one model: returns it and its feeds. ZERO_STATE: every state starts at
+    zero, "absent" (no initial state) or "input" (initial states that are inputs, fed
+    zeros)."""
     from onnx import helper, numpy_helper
     rng = np.random.default_rng(11)
     F = onnx.TensorProto.FLOAT
@@ -669,8 +671,12 @@ def rnn_variants_graph():
                                            .astype(np.float32), False))
                     sl = np.array((RNN_SHORT if short else RNN_LENS)[:batch], np.int32)
                     args.append(tensor("l" + t, sl, lens == "input") if lens else "")
-                    if i % 2:  # initial states
-                        sh = (D, batch, RNN_H) if not layout else (batch, D, RNN_H)
+                    sh = (D, batch, RNN_H) if not layout else (batch, D, RNN_H)
+                    if zero_state == "input":
+                        for k in range(cells):
+                            args.append(tensor("s%d_%s" % (k, t), np.zeros(sh, np.float32),
+                                               True))
+                    elif i % 2 and not zero_state:  # initial states
                         for k in range(cells):
                             args.append(tensor("s%d_%s" % (k, t), rng.standard_normal(sh)
                                                .astype(np.float32), k == 0))
@@ -683,6 +689,40 @@ def rnn_variants_graph():
                                 helper.make_tensor_value_info("yh" + t, F, yh)]
     graph = helper.make_graph(nodes, "rnn_variants", inputs, outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 14)]), feeds
+
+
+def check_rnn_zero_state(mlbc, work):
+    """The RNN variants from a zero state: without an initial state the first step's
+    recurrent product is left out (op_rnn.c, skip_zero_state), with initial states that are
+    inputs fed zeros it is not; the two the same bits, with random inputs and with NaN,
+    infinite and -0 ones, and onnx_np's values."""
+    runs = {}
+    for mode in ("absent", "input"):
+        model, feeds = rnn_variants_graph(mode)
+        wdir = os.path.join(work, "rnn_zero_" + mode)
+        os.makedirs(wdir, exist_ok=True)
+        path = os.path.join(wdir, "model.onnx")
+        kinds.save(model, path)
+        exe = mlbctest.compile_model(mlbc, path, wdir)
+        with open(os.path.join(wdir, "model.c")) as f:
+            skips = f.read().count("        if (s == 0) {")
+        if (skips > 0) != (mode == "absent"):
+            raise Failure("%d first steps without the recurrent product, %s initial states"
+                          % (skips, mode))
+        in_types, out_types = mlbctest.tensor_types(model)
+        ref = kinds.reference(model, feeds)
+        names = [v.name for v in model.graph.output]
+        shapes = [(t, ref[o].shape) for t, o in zip(out_types, names)]
+        odd = dict(feeds, **poison({k: v for k, v in feeds.items() if k[0] == "x"}, 6))
+        runs[mode] = [mlbctest.execute(exe, wdir, [f[v.name] for v in model.graph.input],
+                                       in_types, shapes) for f in (feeds, odd)]
+        compare_outputs(names, runs[mode][0], [ref[o] for o in names])
+    for j, name in enumerate(names):
+        for k, inputs in enumerate(("random", "NaN, infinite and -0")):
+            if not mlbctest.same_bits(runs["absent"][k][j], runs["input"][k][j])[1]:
+                raise Failure("%s, %s inputs: without an initial state, not the bits of a "
+                              "zero one" % (name, inputs))
+    return len(names)
 
 
 def check_graph(mlbc, work, tag, model, feeds, inspect=None, reference=kinds.reference):
@@ -1528,6 +1568,8 @@ def main():
          "nodes vs onnx_np"),
         ("depthwise Conv, direct", lambda: check_depthwise_variants(mlbc, work),
          "nodes vs onnx_np"),
+        ("RNNs from a zero state, the first recurrent product left out",
+         lambda: check_rnn_zero_state(mlbc, work), "outputs, the bits of a zero input state"),
         ("depthwise Conv of tiny planes, the taps in the padding left out",
          lambda: check_depthwise_tiny(mlbc, work), "cases, the bits of the general kernel"),
         ("strided Conv, phases read in place", lambda: check_strided_variants(mlbc, work),

@@ -640,6 +640,28 @@ static const char *recurrent(const F32 *f, int64_t NR)
                 "%s    %s;\n%s}", lit(nb), i8, lit(nb - 1), i8, call, i8);
 }
 
+/* The first step's recurrent product RECUR when the state starts at zero (no initial_h) and
+ * R is constant and finite: each of its products is 0 * r = +-0, their sum from +0 is +0 on
+ * every path, so g is 0.0f + c (c the xw operand, a -0 of which that sum makes +0; 0 without
+ * one): the same bits without reading R. A GRU policy of one step without state (gru_seq,
+ * seq 1) spent three quarters of its time on that product. */
+static const char *skip_zero_state(const Emit *e, const F32 *f, int64_t NR, const char *recur)
+{
+    const Value *r = f->g->r;
+    if (f->g->h0 || !value_in_code(e, r))
+        return recur;
+    for (int64_t i = 0; i < numel(r); i++)
+        if (!isfinite(value_get_f(r, i)))
+            return recur;
+    const char *c = xin_operand(f, NULL);
+    const char *v = c ? strf("0.0f + (%s)[b * %s + j]", c, f->xin_rs) : "0";
+    const char *body = deeper(recur);
+    return strf("if (s == 0) {\n%s    %s\n%s        for (j = 0; j < %s; j++)\n"
+                "%s            g[b][j] = %s;\n%s} else {\n%s%.*s\n%s}",
+                i8, loop_head("", "b", f->B, 1), i8, lit(NR), i8, v, i8, i8,
+                (int)strlen(body) - 1, body, i8);
+}
+
 /* RECUR skipped once every row is past its length: a constant sequence_lens gives the longest
  * at compile time, a run-time one is read by the prologue (after its range check) into
  * maxlen (appended to *PRO). A short constant length then costs its steps only (a seq-16
@@ -915,7 +937,7 @@ static const char *emit_f32(Emit *e, Node *n, const RnnGen *g)
     int fold = !input(n, IN_LENS) && !ri->layout && B > 1;
     const char *project = f32_project(&f, fold, TC), *state, *init;
     const char *pro = g->pro.p ? g->pro.p : "";
-    const char *recur = skip_past_len(g, recurrent(&f, NR), &pro);
+    const char *recur = skip_zero_state(e, &f, NR, skip_past_len(g, recurrent(&f, NR), &pro));
     f32_state(&f, &state, &init);
     Buf doc = {0};
     buf_printf(&doc, "%s float, direction %d (%s): seq %lld, batch %lld, input %lld, hidden "
@@ -925,8 +947,9 @@ static const char *emit_f32(Emit *e, Node *n, const RnnGen *g)
     doc_options(&doc, g);
     buf_printf(&doc, "; W %s, R %s", g->w->data ? "packed" : "read in place",
                f.rlay == IN_PLACE ? "read in place" : "packed");
-    return kernel(e, n, "rnn_f32", "DOC", doc.p, "PARAMS", g->params.p, "XW", lit(TC * B * N),
-        "BATCH", lit(B), "PROWS", lit(fold ? 1 : B), "NR", lit(NR), "H", lit(H), "STATE", state,
+    /* paths: the cell's loops as wide at plain -O2 as with -march=native */
+    return kernel_paths(e, n, B * N, "rnn_f32", "DOC", doc.p, "PARAMS", g->params.p,
+        "XW", lit(TC * B * N), "BATCH", lit(B), "PROWS", lit(fold ? 1 : B), "NR", lit(NR), "H", lit(H), "STATE", state,
         "PROLOGUE", pro, "INIT", init, "SEQ", lit(S), "TC", lit(TC),
         "FOR_B", loop_head("", "b", B, 1), "FOR_PB", loop_head("", "b", fold ? 1 : B, 1),
         "FOR_S", loop_head("", "s", S, 1),
