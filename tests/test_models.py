@@ -1098,42 +1098,114 @@ def depthwise_tiny_graph(weights_as_inputs):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), feeds
 
 
-def check_depthwise_tiny(mlbc, work):
-    """DW_TINY_CASES: the tiny kernel where it may be taken, the same bits as the general
-    kernel (the weights as inputs) with random and with NaN, infinite and -0 inputs, and
-    onnx_np's values."""
-    import gen
+def constants_vs_inputs(mlbc, work, tag, graph, cases, marker, want, reference):
+    """GRAPH(False), its weights constants, where MARKER's kernel should be taken WANT times,
+    against GRAPH(True), the weights graph inputs (the same values), which keeps the general
+    kernels: the same bits, with random inputs and with NaN, infinite and -0 ones (into the
+    inputs named x...), and both against onnx_np (REFERENCE; outputs y0.. of CASES, but those
+    of cases spoiled by an infinite weight)."""
     runs = {}
     for as_inputs in (False, True):
-        model, feeds = depthwise_tiny_graph(as_inputs)
-        wdir = os.path.join(work, "depthwise_tiny%d" % as_inputs)
+        model, feeds = graph(as_inputs)
+        wdir = os.path.join(work, "%s%d" % (tag, as_inputs))
         path = os.path.join(wdir, "model.onnx")
         os.makedirs(wdir, exist_ok=True)
         kinds.save(model, path)
         exe = mlbctest.compile_model(mlbc, path, wdir)
         with open(os.path.join(wdir, "model.c")) as f:  # comments wrap: join their lines
-            code = re.sub(r"\s*\n \* ", " ", f.read())
-        tiny = code.count("the taps in the padding left out")
-        want = 0 if as_inputs else sum(not c[8] for c in DW_TINY_CASES)
-        if tiny != want:
-            raise Failure("%d tiny depthwise kernels, not %d" % (tiny, want))
+            taken = re.sub(r"\s*\n \* ", " ", f.read()).count(marker)
+        if taken != (0 if as_inputs else want):
+            raise Failure("%d kernels with '%s', not %d" % (taken, marker,
+                                                            0 if as_inputs else want))
         in_types, out_types = mlbctest.tensor_types(model)
-        ref = gen.reference(model, feeds)
+        ref = reference(model, feeds)
         names = [v.name for v in model.graph.output]
         shapes = [(t, ref[o].shape) for t, o in zip(out_types, names)]
-        odd = poison({k: v for k, v in feeds.items() if k.startswith("x")}, 5)
-        runs[as_inputs] = [mlbctest.execute(exe, wdir, [f.get(v.name, feeds[v.name])
-                                                         for v in model.graph.input],
+        odd = dict(feeds, **poison({k: v for k, v in feeds.items() if k[0] == "x"}, 5))
+        runs[as_inputs] = [mlbctest.execute(exe, wdir, [f[v.name] for v in model.graph.input],
                                             in_types, shapes) for f in (feeds, odd)]
-        keep = [j for j, c in enumerate(DW_TINY_CASES) if c[8] != "inf weight"]
+        keep = [j for j, c in enumerate(cases) if c[-1] != "inf weight"]
         compare_outputs([names[j] for j in keep], [runs[as_inputs][0][j] for j in keep],
                         [ref[names[j]] for j in keep])
-    for j in range(len(DW_TINY_CASES)):
+    for j in range(len(cases)):
         for k, inputs in enumerate(("random", "NaN, infinite and -0")):
             if not mlbctest.same_bits(runs[False][k][j], runs[True][k][j])[1]:
-                raise Failure("y%d, %s inputs: the tiny depthwise kernel differs from the "
-                              "general one in bits" % (j, inputs))
-    return len(DW_TINY_CASES)
+                raise Failure("y%d, %s inputs: '%s' differs from the general kernels in bits"
+                              % (j, inputs, marker))
+    return len(cases)
+
+
+def check_depthwise_tiny(mlbc, work):
+    """DW_TINY_CASES: the tiny kernel where it may be taken, the bits of the general one."""
+    import gen
+    return constants_vs_inputs(mlbc, work, "depthwise_tiny", depthwise_tiny_graph,
+                               DW_TINY_CASES, "the taps in the padding left out",
+                               sum(not c[8] for c in DW_TINY_CASES), gen.reference)
+
+
+# Float Convs of batches of tiny planes (op_conv.c, positions_pay): a product per output
+# pixel over the batch, its taps in the padding left out. (x shape, out channels, kernel,
+# strides, pads, bias, BatchNormalization, activation, what keeps the general kernel): 2x2
+# planes (5 of 9 taps in the padding) with BN + Relu and with SiLU, 1-D (a 5-tap kernel on 3
+# steps), a 1x1 plane, stride 2 (taps kept 4, 6, 6, 9); no padding, a batch of 4 and an
+# infinite weight keep the general kernel.
+POS_CASES = (((8, 6, 2, 2), 10, 3, 1, (1, 1, 1, 1), True, True, "Relu", None),
+             ((8, 4, 2, 2), 20, 3, 1, (1, 1, 1, 1), False, False, "Silu", None),
+             ((9, 3, 3), 17, 5, 1, (2, 2), True, True, None, None),
+             ((8, 2, 1, 1), 16, 3, 1, (1, 1, 1, 1), True, False, "Tanh", None),
+             ((8, 4, 4, 4), 8, 3, 2, (1, 1, 1, 1), True, True, "Relu", None),
+             ((8, 3, 3, 3), 5, 3, 1, (0, 0, 0, 0), True, False, None, "no padding"),
+             ((4, 6, 2, 2), 10, 3, 1, (1, 1, 1, 1), True, False, None, "batch 4"),
+             ((8, 6, 2, 2), 10, 3, 1, (1, 1, 1, 1), True, False, None, "inf weight"))
+
+
+def positions_graph(weights_as_inputs):
+    """POS_CASES, W a constant or (WEIGHTS_AS_INPUTS) a graph input: the model, its feeds."""
+    from onnx import helper, numpy_helper
+    rng = np.random.default_rng(37)
+    F = onnx.TensorProto.FLOAT
+    nodes, inputs, outputs, inits, feeds = [], [], [], [], {}
+    for i, (shape, m, k, s, pads, bias, bn, act, spoil) in enumerate(POS_CASES):
+        x, y, t, nsp = "x%d" % i, "y%d" % i, str(i), len(shape) - 2
+        feeds[x] = rng.standard_normal(shape).astype(np.float32)
+        inputs.append(helper.make_tensor_value_info(x, F, shape))
+        w = rng.standard_normal((m, shape[1]) + (k,) * nsp).astype(np.float32)
+        if spoil == "inf weight":
+            w.reshape(-1)[5] = np.inf
+        if weights_as_inputs:
+            inputs.append(helper.make_tensor_value_info("w" + t, F, w.shape))
+            feeds["w" + t] = w
+        else:
+            inits.append(numpy_helper.from_array(w, "w" + t))
+        args = [x, "w" + t]
+        if bias:
+            inits.append(numpy_helper.from_array(rng.standard_normal(m).astype(np.float32),
+                                                 "cb" + t))
+            args.append("cb" + t)
+        last = "c" + t
+        nodes.append(helper.make_node("Conv", args, [last], kernel_shape=[k] * nsp,
+                                      strides=[s] * nsp, pads=list(pads)))
+        if bn:
+            nodes.append(batchnorm(rng, last, "n" + t, m, t, inits))
+            last = "n" + t
+        if act == "Silu":
+            nodes.append(helper.make_node("Sigmoid", [last], ["sg" + t]))
+            nodes.append(helper.make_node("Mul", [last, "sg" + t], [y]))
+        else:
+            nodes.append(helper.make_node(act or "Identity", [last], [y]))
+        out = [(n + pads[j] + pads[j + nsp] - k) // s + 1 for j, n in enumerate(shape[2:])]
+        outputs.append(helper.make_tensor_value_info(y, F, [shape[0], m] + out))
+    graph = helper.make_graph(nodes, "positions", inputs, outputs, inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)]), feeds
+
+
+def check_positions(mlbc, work):
+    """POS_CASES: a product per output pixel where it may be taken, the bits of the general
+    kernels."""
+    import gen
+    return constants_vs_inputs(mlbc, work, "positions", positions_graph, POS_CASES,
+                               "a product per output pixel over the batch",
+                               sum(not c[8] for c in POS_CASES), gen.reference)
 
 
 # Float Convs strided along W (op_conv.c, gemm_plan): the padded input copied as its phases
@@ -1572,6 +1644,8 @@ def main():
          lambda: check_rnn_zero_state(mlbc, work), "outputs, the bits of a zero input state"),
         ("depthwise Conv of tiny planes, the taps in the padding left out",
          lambda: check_depthwise_tiny(mlbc, work), "cases, the bits of the general kernel"),
+        ("Conv of batches of tiny planes, a product per pixel, the taps in the padding left out",
+         lambda: check_positions(mlbc, work), "cases, the bits of the general kernels"),
         ("strided Conv, phases read in place", lambda: check_strided_variants(mlbc, work),
          "nodes vs onnx_np"),
         ("MaxPool and AveragePool, by the row kernel or not",

@@ -1190,10 +1190,11 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
 }
 
 /* The kernel's parameters and the call's arguments: x, w, the bias, y, the workspace. */
-static void gemm_operands(Emit *e, const ConvK *c, const GemmPlan *p, Buf *params, Buf *args)
+static void gemm_operands(Emit *e, const ConvK *c, const GemmPlan *p, const char *wref,
+                          Buf *params, Buf *args)
 {
     buf_puts(params, "const float *restrict x, const float *restrict w, ");
-    buf_printf(args, "%s, %s, ", ref(e, c->X), p->pix ? emit_pix_weights(e, c) : ref(e, c->W));
+    buf_printf(args, "%s, %s, ", ref(e, c->X), wref);
     if (c->B) {
         buf_puts(params, "const float *restrict bias, ");
         buf_printf(args, "%s, ", ref(e, c->B));
@@ -1353,7 +1354,7 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         }
     }
     Buf params = {0}, args = {0};
-    gemm_operands(e, c, &p, &params, &args);
+    gemm_operands(e, c, &p, p.pix ? emit_pix_weights(e, c) : ref(e, c->W), &params, &args);
     const char *fn = kernel(e, c->n, "conv_gemm",
         "DOC", strf("Conv: %s -> %s, group %lld, %lld taps, %s; %s%s", shape_str(c->X),
                     conv_shape(c), (long long)g->G, (long long)taps,
@@ -1368,6 +1369,143 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
         "MG", lit(g->MG), "ISP", lit(isp), "OSP", lit(osp), "T", lit(p.tile),
         "FOR_P0", loop_head("", "p0", osp, p.tile),
         "YSP", lit(numel(c->Y) / (g->N * g->M)), "PRE", pre.p ? pre.p : "", "TILE", body.p, NULL);
+    stmt(e, "%s(%s);", fn, args.p);
+}
+
+/* ---- a batch of tiny planes ---- */
+
+#define POS_PIXELS 8                    /* output planes of at most this many pixels, */
+#define POS_BATCH 8                     /* batches of at least this many images */
+
+/* Output pixel P's taps inside the input plane of a Conv of one group, ascending (W's order:
+ * channel, kh, kw): each one's index into TAP, where it reads an image into OFF; returns how
+ * many. */
+static int64_t position_taps(const Geom *g, int64_t p, int64_t *tap, int64_t *off)
+{
+    Geom3 t = geom3(g);
+    int64_t oh = p / t.out[2], ow = p % t.out[2], n = 0;
+    for (int64_t ci = 0; ci < g->CG; ci++)
+        for (int64_t kh = 0; kh < t.k[1]; kh++)
+            for (int64_t kw = 0; kw < t.k[2]; kw++) {
+                int64_t ih = oh * t.s[1] - t.pb[1] + kh * t.d[1];
+                int64_t iw = ow * t.s[2] - t.pb[2] + kw * t.d[2];
+                if (ih < 0 || ih >= t.in[1] || iw < 0 || iw >= t.in[2])
+                    continue;
+                tap[n] = (ci * t.k[1] + kh) * t.k[2] + kw;
+                off[n++] = (ci * t.in[1] + ih) * t.in[2] + iw;
+            }
+    return n;
+}
+
+/* The shape conv_emit_positions takes: one group, 1-D or 2-D, a batch of tiny planes, no
+ * fused pool or mean. */
+static int positions_shape(const ConvK *c)
+{
+    const Geom *g = &c->g;
+    return gemm_eligible(c) && g->G == 1 && g->nsp <= 2 && g->N >= POS_BATCH &&
+           numel_dims(g->nsp, g->out) <= POS_PIXELS &&
+           !(c->ep && (c->ep->pool_k[0] || c->ep->mean));
+}
+
+/* And whether it pays and keeps the bits: W constant and finite, every pixel reached by a
+ * tap, a quarter of the taps or more in the padding (a 3x3 kernel on 2x2 planes: 5 of 9). */
+static int positions_pay(const Emit *e, const ConvK *c)
+{
+    const Geom *g = &c->g;
+    if (!positions_shape(c) || !value_in_code(e, c->W))
+        return 0;
+    for (int64_t i = 0; i < numel(c->W); i++)
+        if (!isfinite(value_get_f(c->W, i)))
+            return 0;
+    int64_t taps = g->CG * numel_dims(g->nsp, g->k), osp = numel_dims(g->nsp, g->out), kept = 0;
+    int64_t *tap = xalloc(sizeof *tap * taps), *off = xalloc(sizeof *off * taps);
+    for (int64_t p = 0; p < osp; p++) {
+        int64_t k = position_taps(g, p, tap, off);
+        if (!k)
+            return 0;
+        kept += k;
+    }
+    return kept * 4 <= osp * taps * 3;
+}
+
+/* W for conv_positions: per output pixel, its taps' weights packed as pack_pix_weights packs
+ * all of them ([panel of 16 channels][tap][channel], zeros past the taps and channels). */
+static void pack_position_weights(const void *arg, void *dst)
+{
+    const ConvK *c = arg;
+    const Geom *g = &c->g;
+    int64_t taps = g->CG * numel_dims(g->nsp, g->k);
+    int64_t *tap = xalloc(sizeof *tap * taps), *off = xalloc(sizeof *off * taps);
+    const float *w = c->W->data;
+    float *out = dst;
+    for (int64_t p = 0; p < numel_dims(g->nsp, g->out); p++) {
+        int64_t k = position_taps(g, p, tap, off), rows = gemm_panel_stride(k) / 16;
+        for (int64_t q = 0; q * 16 < g->MG; q++)
+            for (int64_t t = 0; t < rows; t++)
+                for (int64_t l = 0; l < 16; l++, out++)
+                    if (t < k && q * 16 + l < g->MG)
+                        *out = w[(q * 16 + l) * taps + tap[t]];
+    }
+}
+
+/* templates/conv_positions.c: the tables of each output pixel's taps (the weights' and x's),
+ * its packed weights, the fused BatchNormalization and activation on the products' output. */
+static void conv_emit_positions(Emit *e, ConvK *c)
+{
+    const Geom *g = &c->g;
+    int64_t taps = g->CG * numel_dims(g->nsp, g->k), osp = numel_dims(g->nsp, g->out);
+    int64_t isp = g->C * numel_dims(g->nsp, g->in), nall = 0, wall = 0;
+    int64_t *tap = xalloc(sizeof *tap * taps), *off = xalloc(sizeof *off * taps * osp);
+    int64_t *k = xalloc(sizeof *k * osp), *first = xalloc(sizeof *first * osp);
+    int64_t *at = xalloc(sizeof *at * osp), *stride = xalloc(sizeof *stride * osp);
+    int64_t *apix = xalloc(sizeof *apix * g->N);
+    for (int64_t p = 0; p < osp; p++) {
+        first[p] = nall;
+        k[p] = position_taps(g, p, tap, off + nall);
+        nall += k[p];
+        stride[p] = gemm_panel_stride(k[p]);
+        at[p] = wall;
+        wall += (g->MG + 15) / 16 * stride[p];
+    }
+    for (int64_t n = 0; n < g->N; n++)
+        apix[n] = n * isp;
+    ConvK *arg = xalloc(sizeof *arg);
+    *arg = *c;
+    const char *wref = weight_array(e, c->n,
+        strf("conv positions W %d %s", c->W->id, geom_doc(g)),
+        (WeightArray){.doc = strf("%s: '%s' %s%s, per output pixel its taps inside the plane, "
+                                  "as [panel of 16 channels][tap][channel]", c->n->op,
+                                  c_comment(c->W->name), dtype_name(c->W->dt), shape_str(c->W)),
+                      .dt = DT_FLOAT, .pack = pack_position_weights, .arg = arg,
+                      .count = wall});
+    GemmPlan p = {.pix = 1, .buf_floats = g->N * g->MG,
+                  .bn_floats = c->ep && c->ep->bn ? 3 * g->M : 0};
+    TileOps ops = {.map = act_map(c)};
+    Buf bufs = {0}, init = {0}, bn = {0}, params = {0}, args = {0};
+    buf_puts(&bufs, "    float *restrict yp = ws; /* [image][channel]: a product's output */\n");
+    if (p.bn_floats)
+        emit_bn(e, c, &p, &ops, &bufs, &init);
+    emit_long_table(&bufs, "where each image starts in x", "apix", apix, g->N);
+    emit_long_table(&bufs, "each output pixel's taps inside the plane: where they are in an "
+                    "image, first[p] on", "offs", off, nall);
+    emit_long_table(&bufs, "the taps of output pixel p", "taps", k, osp);
+    emit_long_table(&bufs, "where its taps are in offs", "first", first, osp);
+    emit_long_table(&bufs, "where its weights start", "at", at, osp);
+    emit_long_table(&bufs, "and their panels' stride", "stride", stride, osp);
+    if (ops.bn_pix)
+        buf_printf(&bn, "        %s(yp, %s, bnt);\n", ops.bn_pix, lit(g->N));
+    if (ops.map)
+        buf_printf(&bn, "        %s\n", act_stmt(&ops, "yp", lit(g->N * g->MG)));
+    const char *v = strf("yp[n * %s + m]", lit(g->MG));
+    gemm_operands(e, c, &p, wref, &params, &args);
+    const char *fn = kernel(e, c->n, "conv_positions",
+        "DOC", strf("Conv: %s -> %s, %lld taps, a product per output pixel over the batch, "
+                    "its taps in the padding left out (%lld of %lld kept); %s%s",
+                    shape_str(c->X), conv_shape(c), (long long)taps, (long long)nall,
+                    (long long)(taps * osp), geom_doc(g), epilogue_doc(c)),
+        "PARAMS", params.p, "BUFS", bufs.p, "INIT", init.p ? init.p : "", "OSP", lit(osp),
+        "N", lit(g->N), "MG", lit(g->MG), "CARGS", c->B ? "bias, 0, 1" : "0, 0, 0",
+        "BN", bn.p ? bn.p : "", "STORE", act_relu(c) ? strf("%s > 0 ? %s : 0", v, v) : v, NULL);
     stmt(e, "%s(%s);", fn, args.p);
 }
 
@@ -1790,7 +1928,10 @@ int64_t conv_workspace(Node *n)
     }
     GemmPlan p;
     gemm_plan(&c, &p);
-    return (p.pad_floats + p.buf_floats + p.bn_floats + p.mean_floats) * 4;
+    int64_t floats = p.pad_floats + p.buf_floats + p.bn_floats + p.mean_floats;
+    /* or conv_emit_positions' (it depends on the weights, which emit sees) */
+    int64_t pos = positions_shape(&c) ? c.g.N * c.g.MG + p.bn_floats : 0;
+    return (floats > pos ? floats : pos) * 4;
 }
 
 static void conv_emit(Emit *e, Node *n)
@@ -1802,6 +1943,10 @@ static void conv_emit(Emit *e, Node *n)
     Geom *g = &c.g;
     if (depthwise(&c)) {
         conv_emit_depthwise(e, &c);
+        return;
+    }
+    if (positions_pay(e, &c)) {
+        conv_emit_positions(e, &c);
         return;
     }
     if (gemm_eligible(&c)) {
