@@ -1349,14 +1349,16 @@ def check_pool_variants(mlbc, work):
 # for a global pool, whether the lanes take them). Rows of 1024, of 100 (a rest past the last 8),
 # 7 rows of 43 (four at a time, then three, each with a rest), of 32, a reduced outer axis
 # around the rows, a plane with a rest; rows of 7 (no lanes) and a ReduceMax (not a sum) stay
-# array loops.
+# array loops; ReduceMax over an axis of 1 is a copy.
 SUM_LANES_CASES = (
     ("ReduceMean", (16, 1024), [1], True), ("ReduceSum", (3, 100), [1], True),
     ("ReduceSum", (7, 43), [1], True),
     ("ReduceMean", (5, 32), [-1], True), ("ReduceSum", (4, 3, 40), [0, 2], True),
     ("GlobalAveragePool", (1, 16, 32, 32), None, True),
     ("GlobalAveragePool", (2, 3, 10, 10), None, True),
-    ("ReduceMean", (6, 7), [1], False), ("ReduceMax", (4, 64), [1], False))
+    ("ReduceMean", (6, 7), [1], False), ("ReduceMax", (4, 64), [1], False),
+    ("ReduceMax", (4, 1, 64), [1], False), ("ReduceMax", (3, 1), [-1], False))
+REDUCE_COPIES = 2   # the last two: of one element each, a copy
 
 
 def sum_lanes_graph():
@@ -1388,6 +1390,9 @@ def check_sum_lanes(mlbc, work):
         got = sum("MLBC_F8_ADD(lanes" in f for f in code.split("\n}\n"))
         if got != want:
             raise Failure("%d kernels sum by lanes8, not %d" % (got, want))
+        if code.count("of one element each, a copy") != REDUCE_COPIES:
+            raise Failure("%d reductions copied, not %d" % (
+                code.count("of one element each, a copy"), REDUCE_COPIES))
     return check_graph(mlbc, work, "sum_lanes", *sum_lanes_graph(), inspect)
 
 
