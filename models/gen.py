@@ -75,6 +75,7 @@ class Net(kinds.Graph):
         super().__init__([seed, index])
         self.opset = int(self.pick((13, 14, 15, 16, 17)))
         self.ids = None
+        self.ids_shape = None
         self.n_state = 0
 
     def pick(self, options):
@@ -267,7 +268,7 @@ def attn_mask(g, scores, b, t, sc):
     """Padding mask from the token ids (id 0 = padding) with Where or added, a causal mask
     with Where, or none."""
     lowest = float(np.finfo(np.float32).min)
-    if g.ids is not None and g.chance(0.6):
+    if g.ids is not None and g.ids_shape == [b, t] and g.chance(0.6):  # T as the ids'
         pad = g.op("Equal", [g.ids, g.c(0, scope=sc)], sc)                       # [B, T]
         pad = g.op("Unsqueeze", [pad, g.c([1, 2], scope=sc)], sc)                # [B,1,1,T]
         if g.chance(0.5):
@@ -470,7 +471,7 @@ def stem(g, b):
         return kind, Stream(g.input("x", [b, t, d]), [b, t, d])
     if kind in ("tok", "bag"):
         vocab = int(g.pick((8, 50, 300, 1000)))
-        g.ids = g.input("ids", [b, t], I64)
+        g.ids, g.ids_shape = g.input("ids", [b, t], I64), [b, t]
         x = g.op("Gather", [g.init("embed.weight", g.rng.standard_normal((vocab, d)).astype(
             np.float32)), g.ids], "/embed")
         if kind == "bag":
