@@ -1093,10 +1093,11 @@ static void emit_row_products(Emit *e, Buf *body, const ConvK *c, const GemmPlan
         /* the activation per row of each channel, or, for a map over rows shorter than
          * MAP_RUN, over the group's planes once their rows are done */
         int by_row = ops->relu || out3[2] >= MAP_RUN;
-        /* the epilogue (BatchNormalization, activation) after every rows products, on runs
-         * of rows * OW floats of each channel: per row of 32 floats, the channels' rows 4 KiB
-         * apart (32x32 planes) all fell in one set of the L1 cache, and the epilogue, reading
-         * back what the products had just written, took 16% of a network's time (g39_020) */
+        /* the epilogue (BatchNormalization, activation) after the products of every `rows`
+         * output rows, on runs of rows * OW floats of each channel: per row of 32 floats,
+         * the channels' rows 4 KiB apart (32x32 planes) all fell in one set of the L1 cache,
+         * and the epilogue, reading back what the products had just written, took 16% of a
+         * network's time (g39_020) */
         int64_t rows = (MLBC_CONV_EPILOGUE_RUN + out3[2] - 1) / out3[2];
         const char *r0 = rows > 1 ? "r0" : "r", *run = rows > 1 ? strf("nr * %s", ow) : ow;
         const char *act = act_stmt(ops, strf("yg + m * %s + %s * %s", osp, r0, ow), run);
@@ -1695,21 +1696,16 @@ static void conv_emit_depthwise_tiny(Emit *e, const ConvK *c)
     const Geom *g = &c->g;
     Geom3 t = geom3(g);
     int64_t ohw = t.out[1] * t.out[2], nm = g->N * g->M;
+    int64_t khw = t.k[1] * t.k[2], *tap = xalloc(sizeof *tap * khw);
+    int64_t *off = xalloc(sizeof *off * khw);
     Buf out = {0}, params = {0}, args = {0};
-    for (int64_t oh = 0; oh < t.out[1]; oh++)
-        for (int64_t ow = 0; ow < t.out[2]; ow++) {
-            buf_printf(&out, "        a = %s;\n", c->B ? "bias[m]" : "0");
-            for (int64_t kh = 0; kh < t.k[1]; kh++)
-                for (int64_t kw = 0; kw < t.k[2]; kw++) {
-                    int64_t ih = oh * t.s[1] - t.pb[1] + kh * t.d[1];
-                    int64_t iw = ow * t.s[2] - t.pb[2] + kw * t.d[2];
-                    if (ih >= 0 && ih < t.in[1] && iw >= 0 && iw < t.in[2])
-                        buf_printf(&out, "        a = fmaf(wm[%s], xs[%s], a);\n",
-                                   lit(kh * t.k[2] + kw), lit(ih * t.in[2] + iw));
-                }
-            buf_printf(&out, "        ym[%s] = %s;\n", lit(oh * t.out[2] + ow),
-                       act_relu(c) ? "a > 0 ? a : 0" : "a");
-        }
+    for (int64_t p = 0; p < ohw; p++) {     /* one input channel: the taps of its plane */
+        int64_t k = position_taps(g, p, tap, off);
+        buf_printf(&out, "        a = %s;\n", c->B ? "bias[m]" : "0");
+        for (int64_t i = 0; i < k; i++)
+            buf_printf(&out, "        a = fmaf(wm[%s], xs[%s], a);\n", lit(tap[i]), lit(off[i]));
+        buf_printf(&out, "        ym[%s] = %s;\n", lit(p), act_relu(c) ? "a > 0 ? a : 0" : "a");
+    }
     buf_printf(&params, "const float *restrict x, const float *restrict w, %sfloat *restrict y",
                c->B ? "const float *restrict bias, " : "");
     const char *fn = kernel_paths(e, c->n, MLBC_PATHS_MIN, "conv_depthwise_tiny",
@@ -1717,7 +1713,7 @@ static void conv_emit_depthwise_tiny(Emit *e, const ConvK *c)
                     "the padding left out", shape_str(c->X), shape_str(c->Y), (long long)g->G,
                     (long long)numel_dims(g->nsp, g->k),
                     c->ep && c->ep->act ? strf(", the fused %s", c->ep->act) : ""),
-        "PARAMS", params.p, "NM", lit(nm), "M", lit(g->M), "KHW", lit(t.k[1] * t.k[2]),
+        "PARAMS", params.p, "NM", lit(nm), "M", lit(g->M), "KHW", lit(khw),
         "IN", g->MG == 1 ? "j" : strf("(j / %s)", lit(g->MG)), "ISP", lit(t.in[1] * t.in[2]),
         "OSP", lit(ohw), "OUTPUTS", out.p, "ACT", plane_act(c, ohw, nm), NULL);
     buf_printf(&args, "%s, %s, ", ref(e, c->X), ref(e, c->W));
