@@ -5,7 +5,6 @@
 // Whatever the path, the results are the same bits: see the kernels' notes.
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__) && \
     !defined(MLBC_PORTABLE) && !(defined(MLBC_ISA_MAX) && MLBC_ISA_MAX == 0)
-#include <immintrin.h>
 #define MLBC_X86 1
 #define MLBC_UNROLL _Pragma("GCC unroll 8")
 #define MLBC_UNROLL16 _Pragma("GCC unroll 16")
@@ -43,7 +42,6 @@
 /* AArch64 always has NEON with fused multiply-add: no run-time choice there. */
 #if (defined(__GNUC__) || defined(__clang__)) && defined(__aarch64__) && defined(__ARM_NEON) && \
     !defined(MLBC_PORTABLE) && !(defined(MLBC_ISA_MAX) && MLBC_ISA_MAX == 0)
-#include <arm_neon.h>
 #define MLBC_NEON 1
 #ifndef MLBC_UNROLL
 #define MLBC_UNROLL _Pragma("GCC unroll 8")

@@ -647,6 +647,29 @@ def splat_model(path, shape, op, value):
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), path)
 
 
+def check_intrinsic_headers(mlbc, work, mlp_c):
+    """immintrin.h is included where a kernel writes intrinsics and only there: an elementwise
+    model's paths are plain loops under target attributes, and the header alone was half the
+    build of such a model. Both files must still build warning-free for x86-64 and AArch64."""
+    inc = "#include <immintrin.h>"
+    code = open(mlp_c).read()
+    body = code.replace(inc, "")
+    uses = any(w in body for w in ("_mm256_", "_mm512_", "__m256", "__m512"))
+    check(uses and code.count(inc) == 1 and code.count("#include <arm_neon.h>") == 1,
+          "intrinsics: an MLP's product tiles write them, the headers are included once")
+    path = os.path.join(work, "splat_paths.onnx")
+    splat_model(path, [64, 256], "Mul", 0.5)
+    r = sh([mlbc, path, "-o", "splat_paths.c", "-n", "splat"], cwd=work)
+    code = open(os.path.join(work, "splat_paths.c")).read() if r.returncode == 0 else ""
+    check("splat_run_avx512" in code and inc not in code and "arm_neon.h" not in code,
+          "intrinsics: an elementwise model has AVX-512 paths and no intrinsics header", r.stderr)
+    for cc in ("gcc", "aarch64-linux-gnu-gcc"):
+        if shutil.which(cc):
+            r = sh([cc] + STRICT + ["splat_paths.c", "-o", "splat_paths.o"], cwd=work)
+            check(r.returncode == 0, "intrinsics: the elementwise model builds with %s" % cc,
+                  r.stderr)
+
+
 def build_composite(mlbc, work, models, name, weights=None, cc="gcc"):
     """mlbc MODELS... -n NAME, then COMPOSITE_C built with it warning-free: the program's path,
     or the failed step's CompletedProcess."""
@@ -903,6 +926,7 @@ def main():
         open(os.path.join(work, "nameless.onnx"), "rb").read()
     check(same, "--emit-onnx keeps an absent name absent (byte-identical)", r.stderr)
 
+    check_intrinsic_headers(mlbc, work, os.path.join(work, "mlp.c"))
     check_bucketize(mlbc, work)
     check_hostile_names(mlbc, work)
     check_planted_temp(mlbc, work)

@@ -228,6 +228,10 @@ static const char *op_prefix(const Node *n)
 static const struct {
     const char *call, *tmpl;
 } helper_calls[] = {
+    /* the paths' macros first: every template below that tests them follows isa */
+    {"MLBC_X86", "isa"}, {"MLBC_NEON", "isa"},
+    {"_mm", "intrinsics"}, {"__m128", "intrinsics"}, {"__m256", "intrinsics"},
+    {"__m512", "intrinsics"}, {"float32x4_t", "intrinsics"},
     {"mlbc_h2f(", "half"}, {"mlbc_f2h(", "half"}, {"mlbc_bf2f(", "half"}, {"mlbc_f2bf(", "half"},
     {"max_(", "minmax"}, {"min_(", "minmax"}, {"fmax_nan(", "minmax"}, {"fmin_nan(", "minmax"},
     {"mlbc_tanhf(", "tanh"}, {"mlbc_pool_taps(", "pool_taps"},
