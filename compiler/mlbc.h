@@ -367,6 +367,7 @@ int attr_floats(Node *n, const char *name, float *out, int max);  /* -1 if absen
 int const_ints(Node *n, const Value *v, int64_t *out, int max);
 /* Read element i of any numeric constant as double / int64. */
 double value_get_f(const Value *v, int64_t i);
+int value_all_finite(const Value *v);    /* no NaN nor infinity among its elements */
 int64_t value_get_i(const Value *v, int64_t i);
 void value_set_f(Value *v, int64_t i, double x);
 void value_set_i(Value *v, int64_t i, int64_t x);

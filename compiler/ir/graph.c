@@ -1,5 +1,6 @@
 /* graph.c - queries and small builders of the IR for shape rules and passes: shapes,
  * attributes, constants, inputs checked for what an op needs. Nothing here writes C. */
+#include <math.h>
 #include <string.h>
 
 #include "mlbc.h"
@@ -276,6 +277,14 @@ double value_get_f(const Value *v, int64_t i)
     case DT_UINT64: return (double)((const uint64_t *)p)[i];
     default: return (double)value_get_i(v, i);
     }
+}
+
+int value_all_finite(const Value *v)
+{
+    for (int64_t i = 0; i < numel(v); i++)
+        if (!isfinite(value_get_f(v, i)))
+            return 0;
+    return 1;
 }
 
 int64_t value_get_i(const Value *v, int64_t i)

@@ -1413,11 +1413,8 @@ static int positions_shape(const ConvK *c)
 static int positions_pay(const Emit *e, const ConvK *c)
 {
     const Geom *g = &c->g;
-    if (!positions_shape(c) || !value_in_code(e, c->W))
+    if (!positions_shape(c) || !value_in_code(e, c->W) || !value_all_finite(c->W))
         return 0;
-    for (int64_t i = 0; i < numel(c->W); i++)
-        if (!isfinite(value_get_f(c->W, i)))
-            return 0;
     int64_t taps = g->CG * numel_dims(g->nsp, g->k), osp = numel_dims(g->nsp, g->out), kept = 0;
     int64_t *tap = xalloc(sizeof *tap * taps), *off = xalloc(sizeof *off * taps);
     for (int64_t p = 0; p < osp; p++) {
@@ -1678,11 +1675,8 @@ static int depthwise_tiny(const Emit *e, const ConvK *c)
     const Geom *g = &c->g;
     if ((c->ep && c->ep->mean) || numel_dims(g->nsp, g->out) > DEPTHWISE_TINY ||
         numel_dims(g->nsp, g->k) > DEPTHWISE_TINY_TAPS || !value_in_code(e, c->W) ||
-        (c->B && !value_in_code(e, c->B)))
+        !value_all_finite(c->W) || (c->B && !value_in_code(e, c->B)))
         return 0;
-    for (int64_t i = 0; i < numel(c->W); i++)
-        if (!isfinite(value_get_f(c->W, i)))
-            return 0;
     for (int64_t i = 0; c->B && i < numel(c->B); i++)
         if (value_get_f(c->B, i) == 0 && signbit(value_get_f(c->B, i)))
             return 0;
