@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "../templates/isa.c"
+#include "../templates/intrinsics.c"
 #include "../templates/gemm_tile_f32.c"
 #include "../templates/gemm_shared_f32.c"
 #include "../templates/gemm_f32.c"
