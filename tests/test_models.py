@@ -1143,20 +1143,26 @@ def check_depthwise_tiny(mlbc, work):
                                sum(not c[8] for c in DW_TINY_CASES), gen.reference)
 
 
-# Float Convs of batches of tiny planes (op_conv.c, positions_pay): a product per output
-# pixel over the batch, its taps in the padding left out. (x shape, out channels, kernel,
-# strides, pads, bias, BatchNormalization, activation, what keeps the general kernel): 2x2
-# planes (5 of 9 taps in the padding) with BN + Relu and with SiLU, 1-D (a 5-tap kernel on 3
-# steps), a 1x1 plane, stride 2 (taps kept 4, 6, 6, 9); no padding, a batch of 4 and an
-# infinite weight keep the general kernel.
-POS_CASES = (((8, 6, 2, 2), 10, 3, 1, (1, 1, 1, 1), True, True, "Relu", None),
-             ((8, 4, 2, 2), 20, 3, 1, (1, 1, 1, 1), False, False, "Silu", None),
-             ((9, 3, 3), 17, 5, 1, (2, 2), True, True, None, None),
-             ((8, 2, 1, 1), 16, 3, 1, (1, 1, 1, 1), True, False, "Tanh", None),
-             ((8, 4, 4, 4), 8, 3, 2, (1, 1, 1, 1), True, True, "Relu", None),
-             ((8, 3, 3, 3), 5, 3, 1, (0, 0, 0, 0), True, False, None, "no padding"),
-             ((4, 6, 2, 2), 10, 3, 1, (1, 1, 1, 1), True, False, None, "batch 4"),
-             ((8, 6, 2, 2), 10, 3, 1, (1, 1, 1, 1), True, False, None, "inf weight"))
+# Float Convs of batches of planes whose border pixels have many taps in the padding (op_conv.c,
+# positions_pay): a product per class of output pixels with the same taps inside the plane,
+# over a block of images, those taps only. (x shape, out channels, kernel, strides, dilations,
+# pads, bias, BatchNormalization, activation, what keeps the general kernel): 2x2 planes (5 of
+# 9 taps in the padding) with BN + Relu and with SiLU, 1-D (a 5-tap kernel on 3 steps), a 1x1
+# plane, stride 2 (taps kept 4, 6, 6, 9); 8x8 planes of a 5x5 kernel dilated 2, stride 2 (25
+# classes, the interior 16 pixels; blocks of 16 images and one of 4); 4x4 planes of a 3x3
+# kernel (9 classes); 1-D over 8 steps dilated 3 (3 classes of 3, 2 and 3 steps); no padding, a
+# batch of 4 and an infinite weight keep the general kernel.
+POS_CASES = (((8, 6, 2, 2), 10, 3, 1, 1, (1, 1, 1, 1), True, True, "Relu", None),
+             ((8, 4, 2, 2), 20, 3, 1, 1, (1, 1, 1, 1), False, False, "Silu", None),
+             ((9, 3, 3), 17, 5, 1, 1, (2, 2), True, True, None, None),
+             ((8, 2, 1, 1), 16, 3, 1, 1, (1, 1, 1, 1), True, False, "Tanh", None),
+             ((8, 4, 4, 4), 8, 3, 2, 1, (1, 1, 1, 1), True, True, "Relu", None),
+             ((20, 3, 16, 16), 48, 5, 2, 2, (4, 4, 4, 4), False, True, "Relu", None),
+             ((10, 4, 4, 4), 24, 3, 1, 1, (1, 1, 1, 1), True, False, None, None),
+             ((9, 5, 8), 7, 3, 1, 3, (3, 3), True, False, "Relu", None),
+             ((8, 3, 3, 3), 5, 3, 1, 1, (0, 0, 0, 0), True, False, None, "no padding"),
+             ((4, 6, 2, 2), 10, 3, 1, 1, (1, 1, 1, 1), True, False, None, "batch 4"),
+             ((8, 6, 2, 2), 10, 3, 1, 1, (1, 1, 1, 1), True, False, None, "inf weight"))
 
 
 def positions_graph(weights_as_inputs):
@@ -1165,7 +1171,7 @@ def positions_graph(weights_as_inputs):
     rng = np.random.default_rng(37)
     F = onnx.TensorProto.FLOAT
     nodes, inputs, outputs, inits, feeds = [], [], [], [], {}
-    for i, (shape, m, k, s, pads, bias, bn, act, spoil) in enumerate(POS_CASES):
+    for i, (shape, m, k, s, d, pads, bias, bn, act, spoil) in enumerate(POS_CASES):
         x, y, t, nsp = "x%d" % i, "y%d" % i, str(i), len(shape) - 2
         feeds[x] = rng.standard_normal(shape).astype(np.float32)
         inputs.append(helper.make_tensor_value_info(x, F, shape))
@@ -1184,7 +1190,7 @@ def positions_graph(weights_as_inputs):
             args.append("cb" + t)
         last = "c" + t
         nodes.append(helper.make_node("Conv", args, [last], kernel_shape=[k] * nsp,
-                                      strides=[s] * nsp, pads=list(pads)))
+                                      strides=[s] * nsp, dilations=[d] * nsp, pads=list(pads)))
         if bn:
             nodes.append(batchnorm(rng, last, "n" + t, m, t, inits))
             last = "n" + t
@@ -1193,19 +1199,35 @@ def positions_graph(weights_as_inputs):
             nodes.append(helper.make_node("Mul", [last, "sg" + t], [y]))
         else:
             nodes.append(helper.make_node(act or "Identity", [last], [y]))
-        out = [(n + pads[j] + pads[j + nsp] - k) // s + 1 for j, n in enumerate(shape[2:])]
+        out = [(n + pads[j] + pads[j + nsp] - d * (k - 1) - 1) // s + 1
+               for j, n in enumerate(shape[2:])]
         outputs.append(helper.make_tensor_value_info(y, F, [shape[0], m] + out))
     graph = helper.make_graph(nodes, "positions", inputs, outputs, inits)
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 15)]), feeds
 
 
 def check_positions(mlbc, work):
-    """POS_CASES: a product per output pixel where it may be taken, the bits of the general
-    kernels."""
+    """POS_CASES: a product per class of output pixels where it may be taken, the bits of the
+    general kernels."""
     import gen
-    return constants_vs_inputs(mlbc, work, "positions", positions_graph, POS_CASES,
-                               "a product per output pixel over the batch",
-                               sum(not c[8] for c in POS_CASES), gen.reference)
+    n = constants_vs_inputs(mlbc, work, "positions", positions_graph, POS_CASES,
+                            "a product per class of output pixels",
+                            sum(not c[-1] for c in POS_CASES), gen.reference)
+    # under ASan+UBSan too: gcc -O3's warning of reads past the weights is silenced in
+    # templates/gemm_pix_f32.c on the strength of this run
+    model, feeds = positions_graph(False)
+    wdir = os.path.join(work, "positions_asan")
+    os.makedirs(wdir, exist_ok=True)
+    kinds.save(model, os.path.join(wdir, "model.onnx"))
+    exe = mlbctest.compile_model(mlbc, os.path.join(wdir, "model.onnx"), wdir,
+                                 cflags=mlbctest.CFLAGS + ("-fsanitize=address,undefined",
+                                                           "-fno-sanitize-recover=all"))
+    in_types, out_types = mlbctest.tensor_types(model)
+    ref = gen.reference(model, feeds)
+    shapes = [(t, ref[o.name].shape) for t, o in zip(out_types, model.graph.output)]
+    mlbctest.execute(exe, wdir, [feeds[v.name] for v in model.graph.input], in_types, shapes,
+                     timeout=120)
+    return n + 1
 
 
 # Float Convs strided along W (op_conv.c, gemm_plan): the padded input copied as its phases

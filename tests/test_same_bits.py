@@ -410,7 +410,7 @@ def main():
                kernel_cases(root, "depthwise_tiny",
                             lambda: test_models.depthwise_tiny_graph(False)): "a = fmaf(wm[",
                kernel_cases(root, "positions", lambda: test_models.positions_graph(False)):
-                   "offs + first[p]",
+                   "offs + tfirst[c]",
                kernel_cases(root, "pool", test_models.pool_variants_graph): "AveragePool rows: ",
                kernel_cases(root, "sum_lanes", test_models.sum_lanes_graph): "MLBC_F8_ADD(",
                kernel_cases(root, "transpose", test_models.transpose_variants_graph):

@@ -994,24 +994,30 @@ static void emit_tile_pool(Buf *body, const ConvK *c, const GemmPlan *p, const c
 /* The call that takes the output yp of a product with pixels as rows, NR rows of OW pixels
  * from output row (od, oh), into y (templates/conv_pix_out.c): copied, through the fused Relu
  * if any, or pooled by the fused MaxPool, in one pass. */
-static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
+static const char *pix_out_kernel(Emit *e, const ConvK *c, int64_t ow)
 {
     const ConvEpilogue *ep = c->ep;
     int pool = ep && ep->pool_k[0], act = act_relu(c);
-    int64_t kh = pool ? ep->pool_k[0] : 1;
-    if (pool)
-        oh = pooled(c, 0);
-    int64_t pw = pool ? pooled(c, 1) : ow;
+    int64_t kh = pool ? ep->pool_k[0] : 1, pw = pool ? pooled(c, 1) : ow;
     kernel(e, c->n, "pool_isa", NULL);
-    const char *fn = kernel(e, c->n, "conv_pix_out",
+    return kernel(e, c->n, "conv_pix_out",
         "DOC", strf("Conv: a product's output, [pixel][channel], into channel planes: %s%s",
                     pool ? "pooled" : "copied", act ? ", after the Relu" : ""),
         "MG", lit(c->g.MG), "OW", lit(ow), "PW", lit(pw), "KH", lit(kh),
         "KW", lit(pool ? ep->pool_k[1] : 1), "S", lit(pool ? ep->pool_s[1] : 1),
         "YPS", lit(numel(c->Y) / (c->g.N * c->g.M)), "CLAMP", pool || act ? "1" : "0",
         "INIT", pool && !act ? "-INFINITY" : "0", NULL);
-    return strf("%s(yp, nr / %s, yg + (od * %s + oh / %s) * %s)", fn, lit(kh), lit(oh), lit(kh),
-                lit(pw));
+}
+
+static const char *pix_out_call(Emit *e, const ConvK *c, int64_t oh, int64_t ow)
+{
+    const ConvEpilogue *ep = c->ep;
+    int pool = ep && ep->pool_k[0];
+    int64_t kh = pool ? ep->pool_k[0] : 1, pw = pool ? pooled(c, 1) : ow;
+    if (pool)
+        oh = pooled(c, 0);
+    return strf("%s(yp, nr / %s, yg + (od * %s + oh / %s) * %s)", pix_out_kernel(e, c, ow),
+                lit(kh), lit(oh), lit(kh), lit(pw));
 }
 
 /* The fold into s[0] of the 8 lanes s of a fused mean (at indent IND), as the node it took
@@ -1373,10 +1379,12 @@ static void conv_emit_gemm(Emit *e, ConvK *c)
     stmt(e, "%s(%s);", fn, args.p);
 }
 
-/* ---- a batch of tiny planes ---- */
+/* ---- a batch of planes whose border pixels have taps in the padding ---- */
 
-#define POS_PIXELS 8                    /* output planes of at most this many pixels, */
 #define POS_BATCH 8                     /* batches of at least this many images */
+#define POS_ROWS 256                    /* a product's rows (images x pixels), its output in L1 */
+#define POS_WEIGHTS 262144              /* the classes' packed weights, floats: 1 MB, an L2 */
+#define POS_CLASSES 64                  /* classes of output pixels at most */
 
 /* Output pixel P's taps inside the input plane of a Conv of one group, ascending (W's order:
  * channel, kh, kw): each one's index into TAP, where it reads an image into OFF; returns how
@@ -1398,46 +1406,127 @@ static int64_t position_taps(const Geom *g, int64_t p, int64_t *tap, int64_t *of
     return n;
 }
 
-/* The shape conv_emit_positions takes: one group, 1-D or 2-D, a batch of tiny planes, no
- * fused pool or mean. */
-static int positions_shape(const ConvK *c)
-{
-    const Geom *g = &c->g;
-    return gemm_eligible(c) && g->G == 1 && g->nsp <= 2 && g->N >= POS_BATCH &&
-           numel_dims(g->nsp, g->out) <= POS_PIXELS &&
-           !(c->ep && (c->ep->pool_k[0] || c->ep->mean));
-}
+/* The output pixels in classes of the same taps inside the plane, read at the same distances
+ * from the pixel's first (a plane's interior is one class, each side and corner of its
+ * border others; on a plane of a few pixels, each pixel its own). */
+typedef struct {
+    int64_t n, maxpix, kept;            /* classes, most pixels in one, taps over all pixels */
+    int64_t ntaps;                      /* taps over all classes (in tap, off) */
+    int64_t *npix, *pfirst;             /* per class: its pixels, where they start in pix */
+    int64_t *pix, *base;                /* the pixels class by class, each one's first tap */
+    int64_t *ntap, *tfirst;             /* per class: its taps, where they start in tap, off */
+    int64_t *tap, *off;                 /* their indices into W, their distance from the first */
+} Classes;
 
-/* And whether it pays and keeps the bits: W constant and finite, every pixel reached by a
- * tap, a quarter of the taps or more in the padding (a 3x3 kernel on 2x2 planes: 5 of 9). */
-static int positions_pay(const Emit *e, const ConvK *c)
+/* CL of G's output pixels; 0 if a pixel has no tap inside the plane or there are more than
+ * POS_CLASSES classes. */
+static int position_classes(const Geom *g, Classes *cl)
 {
-    const Geom *g = &c->g;
-    if (!positions_shape(c) || !value_in_code(e, c->W) || !value_all_finite(c->W))
-        return 0;
-    int64_t taps = g->CG * numel_dims(g->nsp, g->k), osp = numel_dims(g->nsp, g->out), kept = 0;
+    int64_t taps = g->CG * numel_dims(g->nsp, g->k), osp = numel_dims(g->nsp, g->out);
     int64_t *tap = xalloc(sizeof *tap * taps), *off = xalloc(sizeof *off * taps);
+    int64_t *of = xalloc(sizeof *of * osp), *first = xalloc(sizeof *first * osp);
+    int64_t most = osp < POS_CLASSES ? osp : POS_CLASSES;
+    *cl = (Classes){.npix = xalloc(sizeof(int64_t) * most),
+                    .ntap = xalloc(sizeof(int64_t) * most),
+                    .tfirst = xalloc(sizeof(int64_t) * most),
+                    .tap = xalloc(sizeof(int64_t) * taps * most),
+                    .off = xalloc(sizeof(int64_t) * taps * most)};
+    int64_t nt = 0, c;
     for (int64_t p = 0; p < osp; p++) {
         int64_t k = position_taps(g, p, tap, off);
         if (!k)
             return 0;
-        kept += k;
+        first[p] = off[0];
+        for (int64_t t = 0; t < k; t++)
+            off[t] -= first[p];
+        for (c = 0; c < cl->n; c++)
+            if (cl->ntap[c] == k && !memcmp(cl->tap + cl->tfirst[c], tap, sizeof *tap * k) &&
+                !memcmp(cl->off + cl->tfirst[c], off, sizeof *off * k))
+                break;
+        if (c == cl->n) {
+            if (c == most)
+                return 0;
+            cl->ntap[c] = k;
+            cl->tfirst[c] = nt;
+            memcpy(cl->tap + nt, tap, sizeof *tap * k);
+            memcpy(cl->off + nt, off, sizeof *off * k);
+            nt += k;
+            cl->npix[cl->n++] = 0;
+        }
+        of[p] = c;
+        cl->npix[c]++;
+        cl->kept += k;
     }
-    return kept * 4 <= osp * taps * 3;
+    cl->ntaps = nt;
+    cl->pfirst = xalloc(sizeof(int64_t) * cl->n);
+    cl->pix = xalloc(sizeof(int64_t) * osp);
+    cl->base = xalloc(sizeof(int64_t) * osp);
+    for (c = 0; c < cl->n; c++) {
+        cl->pfirst[c] = c ? cl->pfirst[c - 1] + cl->npix[c - 1] : 0;
+        cl->maxpix = cl->npix[c] > cl->maxpix ? cl->npix[c] : cl->maxpix;
+    }
+    int64_t *at = xalloc(sizeof *at * cl->n);
+    memcpy(at, cl->pfirst, sizeof *at * cl->n);
+    for (int64_t p = 0; p < osp; p++) {
+        cl->pix[at[of[p]]] = p;
+        cl->base[at[of[p]]++] = first[p];
+    }
+    return 1;
 }
 
-/* W for conv_positions: per output pixel, its taps' weights packed as pack_pix_weights packs
- * all of them ([panel of 16 channels][tap][channel], zeros past the taps and channels). */
+/* Images per product: as many as keep its rows within POS_ROWS, one at least. */
+static int64_t position_images(const Geom *g, const Classes *cl)
+{
+    int64_t nb = POS_ROWS / cl->maxpix;
+    return nb < 1 ? 1 : nb > g->N ? g->N : nb;
+}
+
+/* The weights conv_positions packs: per class, its taps' rows of all the panels. */
+static int64_t position_weights(const Geom *g, const Classes *cl)
+{
+    int64_t floats = 0;
+    for (int64_t c = 0; c < cl->n; c++)
+        floats += (g->MG + 15) / 16 * gemm_panel_stride(cl->ntap[c]);
+    return floats;
+}
+
+/* The shape conv_emit_positions takes, and its classes: one group, 1-D or 2-D, a batch, no
+ * fused pool or mean, a quarter of the taps or more in the padding (a 3x3 kernel on 2x2
+ * planes: 5 of 9), the classes' weights in L2. */
+static int positions_shape(const ConvK *c, Classes *cl)
+{
+    const Geom *g = &c->g;
+    if (!gemm_eligible(c) || g->G != 1 || g->nsp > 2 || g->N < POS_BATCH ||
+        (c->ep && (c->ep->pool_k[0] || c->ep->mean)) || !position_classes(g, cl))
+        return 0;
+    int64_t taps = g->CG * numel_dims(g->nsp, g->k), osp = numel_dims(g->nsp, g->out);
+    return cl->kept * 4 <= osp * taps * 3 && position_weights(g, cl) <= POS_WEIGHTS;
+}
+
+/* And whether it keeps the bits: W constant and finite (see the template). */
+static int positions_pay(const Emit *e, const ConvK *c, Classes *cl)
+{
+    return value_in_code(e, c->W) && value_all_finite(c->W) && positions_shape(c, cl);
+}
+
+/* W for conv_positions: per class, its taps' weights packed as pack_pix_weights packs all of
+ * them ([panel of 16 channels][tap][channel], zeros past the taps and channels). */
+typedef struct {
+    ConvK c;                            /* a copy: the weights are packed when written out */
+    Classes cl;
+} PositionWeights;
+
 static void pack_position_weights(const void *arg, void *dst)
 {
-    const ConvK *c = arg;
-    const Geom *g = &c->g;
+    const PositionWeights *pw = arg;
+    const Geom *g = &pw->c.g;
+    const Classes *cl = &pw->cl;
     int64_t taps = g->CG * numel_dims(g->nsp, g->k);
-    int64_t *tap = xalloc(sizeof *tap * taps), *off = xalloc(sizeof *off * taps);
-    const float *w = c->W->data;
+    const float *w = pw->c.W->data;
     float *out = dst;
-    for (int64_t p = 0; p < numel_dims(g->nsp, g->out); p++) {
-        int64_t k = position_taps(g, p, tap, off), rows = gemm_panel_stride(k) / 16;
+    for (int64_t c = 0; c < cl->n; c++) {
+        int64_t k = cl->ntap[c], rows = gemm_panel_stride(k) / 16;
+        const int64_t *tap = cl->tap + cl->tfirst[c];
         for (int64_t q = 0; q * 16 < g->MG; q++)
             for (int64_t t = 0; t < rows; t++)
                 for (int64_t l = 0; l < 16; l++, out++)
@@ -1446,64 +1535,72 @@ static void pack_position_weights(const void *arg, void *dst)
     }
 }
 
-/* templates/conv_positions.c: the tables of each output pixel's taps (the weights' and x's),
- * its packed weights, the fused BatchNormalization and activation on the products' output. */
-static void conv_emit_positions(Emit *e, ConvK *c)
+/* templates/conv_positions.c: the classes' tables (pixels, taps, where a product's rows
+ * start in x), their packed weights, the fused BatchNormalization and activation on the
+ * products' output. */
+static void conv_emit_positions(Emit *e, ConvK *c, const Classes *cl)
 {
     const Geom *g = &c->g;
     int64_t taps = g->CG * numel_dims(g->nsp, g->k), osp = numel_dims(g->nsp, g->out);
-    int64_t isp = g->C * numel_dims(g->nsp, g->in), nall = 0, wall = 0;
-    int64_t *tap = xalloc(sizeof *tap * taps), *off = xalloc(sizeof *off * taps * osp);
-    int64_t *k = xalloc(sizeof *k * osp), *first = xalloc(sizeof *first * osp);
-    int64_t *at = xalloc(sizeof *at * osp), *stride = xalloc(sizeof *stride * osp);
-    int64_t *apix = xalloc(sizeof *apix * g->N);
-    for (int64_t p = 0; p < osp; p++) {
-        first[p] = nall;
-        k[p] = position_taps(g, p, tap, off + nall);
-        nall += k[p];
-        stride[p] = gemm_panel_stride(k[p]);
-        at[p] = wall;
-        wall += (g->MG + 15) / 16 * stride[p];
+    int64_t isp = g->C * numel_dims(g->nsp, g->in), nb = position_images(g, cl), wall = 0;
+    int64_t *at = xalloc(sizeof *at * cl->n), *stride = xalloc(sizeof *stride * cl->n);
+    int64_t *apix = xalloc(sizeof *apix * nb * osp), *arow = xalloc(sizeof *arow * cl->n);
+    for (int64_t k = 0; k < cl->n; k++) {
+        stride[k] = gemm_panel_stride(cl->ntap[k]);
+        at[k] = wall;
+        wall += (g->MG + 15) / 16 * stride[k];
+        arow[k] = nb * cl->pfirst[k];
+        for (int64_t n = 0; n < nb; n++)
+            for (int64_t i = 0; i < cl->npix[k]; i++)
+                apix[arow[k] + n * cl->npix[k] + i] = n * isp + cl->base[cl->pfirst[k] + i];
     }
-    for (int64_t n = 0; n < g->N; n++)
-        apix[n] = n * isp;
-    ConvK *arg = xalloc(sizeof *arg);
-    *arg = *c;
+    PositionWeights *arg = xalloc(sizeof *arg);
+    *arg = (PositionWeights){*c, *cl};
     const char *wref = weight_array(e, c->n,
         strf("conv positions W %d %s", c->W->id, geom_doc(g)),
-        (WeightArray){.doc = strf("%s: '%s' %s%s, per output pixel its taps inside the plane, "
-                                  "as [panel of 16 channels][tap][channel]", c->n->op,
+        (WeightArray){.doc = strf("%s: '%s' %s%s, per class of output pixels their taps inside "
+                                  "the plane, as [panel of 16 channels][tap][channel]", c->n->op,
                                   c_comment(c->W->name), dtype_name(c->W->dt), shape_str(c->W)),
                       .dt = DT_FLOAT, .pack = pack_position_weights, .arg = arg,
                       .count = wall});
-    GemmPlan p = {.pix = 1, .buf_floats = g->N * g->MG,
+    GemmPlan p = {.pix = 1, .buf_floats = nb * (cl->maxpix + osp) * g->MG,
                   .bn_floats = c->ep && c->ep->bn ? 3 * g->M : 0};
     TileOps ops = {.map = act_map(c)};
     Buf bufs = {0}, init = {0}, bn = {0}, params = {0}, args = {0};
-    buf_puts(&bufs, "    float *restrict yp = ws; /* [image][channel]: a product's output */\n");
+    buf_printf(&bufs, "    float *restrict yp = ws; /* [row][channel]: a product's output */\n"
+               "    float *restrict yb = ws + %s; /* [image][pixel][channel]: the block's */\n",
+               lit(nb * cl->maxpix * g->MG));
     if (p.bn_floats)
         emit_bn(e, c, &p, &ops, &bufs, &init);
-    emit_long_table(&bufs, "where each image starts in x", "apix", apix, g->N);
-    emit_long_table(&bufs, "each output pixel's taps inside the plane: where they are in an "
-                    "image, first[p] on", "offs", off, nall);
-    emit_long_table(&bufs, "the taps of output pixel p", "taps", k, osp);
-    emit_long_table(&bufs, "where its taps are in offs", "first", first, osp);
-    emit_long_table(&bufs, "where its weights start", "at", at, osp);
-    emit_long_table(&bufs, "and their panels' stride", "stride", stride, osp);
+    emit_long_table(&bufs, "the output pixels, class by class", "pix", cl->pix, osp);
+    emit_long_table(&bufs, "the pixels of class c", "npix", cl->npix, cl->n);
+    emit_long_table(&bufs, "where they are in pix", "pfirst", cl->pfirst, cl->n);
+    emit_long_table(&bufs, "where a product's rows (image, pixel) start in x, from its first "
+                    "image", "apix", apix, nb * osp);
+    emit_long_table(&bufs, "where class c's rows are in apix", "arow", arow, cl->n);
+    emit_long_table(&bufs, "the taps of class c inside the plane", "taps", cl->ntap, cl->n);
+    emit_long_table(&bufs, "where they are in offs", "tfirst", cl->tfirst, cl->n);
+    emit_long_table(&bufs, "each tap's distance in x from a pixel's first", "offs", cl->off,
+                    cl->ntaps);
+    emit_long_table(&bufs, "where class c's weights start", "at", at, cl->n);
+    emit_long_table(&bufs, "and their panels' stride", "stride", stride, cl->n);
     if (ops.bn_pix)
-        buf_printf(&bn, "        %s(yp, %s, bnt);\n", ops.bn_pix, lit(g->N));
+        buf_printf(&bn, "            %s(yp, rows, bnt);\n", ops.bn_pix);
     if (ops.map)
-        buf_printf(&bn, "        %s\n", act_stmt(&ops, "yp", lit(g->N * g->MG)));
-    const char *v = strf("yp[n * %s + m]", lit(g->MG));
+        buf_printf(&bn, "            %s\n", act_stmt(&ops, "yp", strf("rows * %s", lit(g->MG))));
+    int64_t ow = g->out[g->nsp - 1];
+    const char *out = pix_out_kernel(e, c, ow);
     gemm_operands(e, c, &p, wref, &params, &args);
     const char *fn = kernel(e, c->n, "conv_positions",
-        "DOC", strf("Conv: %s -> %s, %lld taps, a product per output pixel over the batch, "
-                    "its taps in the padding left out (%lld of %lld kept); %s%s",
-                    shape_str(c->X), conv_shape(c), (long long)taps, (long long)nall,
-                    (long long)(taps * osp), geom_doc(g), epilogue_doc(c)),
+        "DOC", strf("Conv: %s -> %s, %lld taps, a product per class of output pixels over %lld "
+                    "images at a time, the taps in the padding left out (%lld of %lld kept, %lld "
+                    "classes); %s%s", shape_str(c->X), conv_shape(c), (long long)taps,
+                    (long long)nb, (long long)cl->kept, (long long)(taps * osp),
+                    (long long)cl->n, geom_doc(g), epilogue_doc(c)),
         "PARAMS", params.p, "BUFS", bufs.p, "INIT", init.p ? init.p : "", "OSP", lit(osp),
-        "N", lit(g->N), "MG", lit(g->MG), "CARGS", c->B ? "bias, 0, 1" : "0, 0, 0",
-        "BN", bn.p ? bn.p : "", "STORE", act_relu(c) ? strf("%s > 0 ? %s : 0", v, v) : v, NULL);
+        "N", lit(g->N), "NB", lit(nb), "CLASSES", lit(cl->n), "ISP", lit(isp), "MG", lit(g->MG),
+        "CARGS", c->B ? "bias, 0, 1" : "0, 0, 0", "BN", bn.p ? bn.p : "", "OUT", out,
+        "ROWS", lit(osp / ow), NULL);
     stmt(e, "%s(%s);", fn, args.p);
 }
 
@@ -1920,7 +2017,9 @@ int64_t conv_workspace(Node *n)
     gemm_plan(&c, &p);
     int64_t floats = p.pad_floats + p.buf_floats + p.bn_floats + p.mean_floats;
     /* or conv_emit_positions' (it depends on the weights, which emit sees) */
-    int64_t pos = positions_shape(&c) ? c.g.N * c.g.MG + p.bn_floats : 0;
+    Classes cl;
+    int64_t pos = positions_shape(&c, &cl) ? position_images(&c.g, &cl) * c.g.MG *
+                  (cl.maxpix + numel_dims(c.g.nsp, c.g.out)) + p.bn_floats : 0;
     return (floats > pos ? floats : pos) * 4;
 }
 
@@ -1935,8 +2034,9 @@ static void conv_emit(Emit *e, Node *n)
         conv_emit_depthwise(e, &c);
         return;
     }
-    if (positions_pay(e, &c)) {
-        conv_emit_positions(e, &c);
+    Classes cl;
+    if (positions_pay(e, &c, &cl)) {
+        conv_emit_positions(e, &c, &cl);
         return;
     }
     if (gemm_eligible(&c)) {
